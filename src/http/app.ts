@@ -1,0 +1,51 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { newId } from '../domain/ids.ts';
+import type { ServiceContext } from '../operations/context.ts';
+import { installAuth } from './auth.ts';
+import { installErrorHandling } from './error-handler.ts';
+import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
+import { installOpenApi } from './openapi.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import { RouteTable } from './route-table.ts';
+import { healthRoutes } from './routes/health.ts';
+import { transactionRoutes } from './routes/transactions.ts';
+import { validatorCompiler } from './validation.ts';
+
+export interface AppOptions {
+  ctx: ServiceContext;
+  rateLimiter: RateLimiter;
+  defaultRateLimitPerMinute: number;
+  logger: FastifyBaseLogger | false;
+}
+
+/** Builds the HTTP API (not listening). Tests call it with an in-memory database and a manual clock. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.logger || undefined,
+    logger: options.logger ? undefined : false,
+    genReqId: () => newId('request'),
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  const routes = new RouteTable();
+  app.addHook('onRoute', (route) => routes.add(route.url, route.method));
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+
+  installJsonBody(app);
+  installErrorHandling(app, (path) => routes.methodsFor(path));
+  installAuth(app, options.ctx, options.rateLimiter, options.defaultRateLimitPerMinute);
+  await installOpenApi(app, options.ctx.publicUrl);
+
+  const deps = { ctx: options.ctx };
+  await app.register(healthRoutes, deps);
+  await app.register(transactionRoutes, deps);
+  await app.ready();
+  return app;
+}

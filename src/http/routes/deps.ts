@@ -1,0 +1,6 @@
+import type { ServiceContext } from '../../operations/context.ts';
+
+/** What every route plugin is given. */
+export interface RouteDeps {
+  ctx: ServiceContext;
+}

@@ -1,0 +1,72 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { createTransaction } from '../../operations/create-transaction.ts';
+import { getTransaction, listTransactionViews } from '../../operations/read-transactions.ts';
+import { IdempotencyHeaders, IdParams, keyedErrorResponses, listOf } from '../../schemas/common.ts';
+import {
+  CreateTransactionBody,
+  ListTransactionsQuery,
+  TransactionObject,
+} from '../../schemas/transaction.ts';
+import { merchantOf } from '../auth.ts';
+import type { RouteDeps } from './deps.ts';
+
+export const transactionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { ctx }) => {
+  app.post(
+    '/v1/transactions',
+    {
+      config: { access: 'transactions:write' },
+      schema: {
+        tags: ['Transactions'],
+        summary: 'Create a protected transaction',
+        description:
+          'Accepts the flat and the nested shape. 201 on first create; a repeat with the same idempotency key ' +
+          '(Idempotency-Key header or idempotency_key field) or the same merchant_reference and the same body ' +
+          'answers 200 with Idempotent-Replayed: true; the same key or reference with a different body is 409.',
+        security: [{ bearerAuth: [] }],
+        headers: IdempotencyHeaders,
+        body: CreateTransactionBody,
+        response: { 200: TransactionObject, 201: TransactionObject, ...keyedErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const result = await createTransaction(
+        ctx,
+        merchantOf(request),
+        request.body,
+        request.headers['idempotency-key'],
+      );
+      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+      return reply.code(result.replayed ? 200 : 201).send(result.transaction);
+    },
+  );
+
+  app.get(
+    '/v1/transactions/:id',
+    {
+      config: { access: 'transactions:read' },
+      schema: {
+        tags: ['Transactions'],
+        summary: 'Retrieve a transaction',
+        security: [{ bearerAuth: [] }],
+        params: IdParams,
+        response: { 200: TransactionObject, ...keyedErrorResponses },
+      },
+    },
+    async (request) => getTransaction(ctx, merchantOf(request), request.params.id),
+  );
+
+  app.get(
+    '/v1/transactions',
+    {
+      config: { access: 'transactions:read' },
+      schema: {
+        tags: ['Transactions'],
+        summary: 'List transactions, newest first',
+        security: [{ bearerAuth: [] }],
+        querystring: ListTransactionsQuery,
+        response: { 200: listOf(TransactionObject), ...keyedErrorResponses },
+      },
+    },
+    async (request) => listTransactionViews(ctx, merchantOf(request), request.query),
+  );
+};

@@ -1,0 +1,14 @@
+import type { Clock } from '../domain/clock.ts';
+import type { Db } from '../store/db.ts';
+
+/** What every operation needs from the running service; built once at start-up. */
+export interface ServiceContext {
+  db: Db;
+  clock: Clock;
+  /** Base of every URL the service hands out (payment links), without a trailing slash. */
+  publicUrl: string;
+  /** How long a new transaction's payment link stays payable. */
+  paymentWindowSeconds: number;
+  /** Secret that derives link tokens; from SAFEHOLD_SECRET or generated once and kept in the database. */
+  linkSecret: string;
+}

@@ -1,0 +1,130 @@
+import { requestFingerprint } from '../domain/canonical-json.ts';
+import { ApiError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { linkToken, tokenHash } from '../domain/link-tokens.ts';
+import { buildNewTransaction } from '../domain/new-transaction.ts';
+import { INITIAL_STATE } from '../domain/transaction-states.ts';
+import type { CreateTransactionInput, TransactionView } from '../schemas/transaction.ts';
+import { insertEvent } from '../store/events.ts';
+import { insertPaymentLink } from '../store/payment-links.ts';
+import { findTransaction, findTransactionByReference, insertTransaction } from '../store/transactions.ts';
+import { assertPublicUrl } from './callback-url-guard.ts';
+import type { ServiceContext } from './context.ts';
+import { runIdempotent } from './idempotent.ts';
+import type { MerchantPrincipal } from './principal.ts';
+import { transactionView } from './transaction-view.ts';
+
+export interface CreateTransactionResult {
+  transaction: TransactionView;
+  /** True when an earlier identical request (by idempotency key or merchant_reference) is replayed. */
+  replayed: boolean;
+}
+
+const OPERATION = 'POST /v1/transactions';
+
+/**
+ * Creates a protected transaction in pending_payment with its payment link and its
+ * transaction.created event, all in one database transaction.
+ */
+export async function createTransaction(
+  ctx: ServiceContext,
+  merchant: MerchantPrincipal,
+  input: CreateTransactionInput,
+  headerKey: string | undefined,
+): Promise<CreateTransactionResult> {
+  const now = ctx.clock.now();
+  const fresh = buildNewTransaction(input, {
+    defaultCurrency: merchant.defaultCurrency,
+    livemode: merchant.livemode,
+    now,
+  });
+  if (headerKey !== undefined && input.idempotency_key !== undefined && headerKey !== input.idempotency_key) {
+    throw new ApiError('invalid_request', 'The Idempotency-Key header and idempotency_key field differ.', {
+      param: 'idempotency_key',
+    });
+  }
+  if (fresh.callbackUrl && merchant.livemode) await assertPublicUrl(fresh.callbackUrl, 'callback_url');
+
+  const key = headerKey ?? input.idempotency_key;
+  const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
+  const fingerprint = requestFingerprint(input);
+
+  const outcome = await ctx.db.transaction(async (tx) =>
+    runIdempotent(
+      tx,
+      key === undefined ? undefined : { ...owner, key },
+      OPERATION,
+      fingerprint,
+      now,
+      async () => {
+        const id = newId('transaction', now.getTime());
+        const linkId = newId('paymentLink', now.getTime());
+        const row = await insertTransaction(tx, {
+          id,
+          merchant_id: merchant.merchantId,
+          livemode: merchant.livemode,
+          merchant_reference: fresh.merchantReference,
+          merchant_order_id: fresh.merchantOrderId,
+          status: INITIAL_STATE.status,
+          settlement_status: INITIAL_STATE.settlement,
+          amount_minor: fresh.amountMinor,
+          currency: fresh.currency,
+          title: fresh.title,
+          vertical: fresh.vertical,
+          customer: fresh.customer,
+          seller: fresh.seller,
+          release_condition: fresh.releaseCondition,
+          callback_url: fresh.callbackUrl,
+          metadata: fresh.metadata,
+          payment_link_id: linkId,
+          request_fingerprint: fingerprint,
+          created_at: now,
+        });
+        if (!row) {
+          // merchant_reference already taken: the same body is a replay, another body a conflict.
+          const existing = await findTransactionByReference(tx, owner, fresh.merchantReference ?? '');
+          if (!existing || existing.request_fingerprint !== fingerprint) {
+            throw new ApiError(
+              'conflict',
+              `merchant_reference '${fresh.merchantReference}' is already used by another transaction with a different request.`,
+              { param: 'merchant_reference' },
+            );
+          }
+          return { status: 200, resourceType: 'transaction', resourceId: existing.id };
+        }
+        await insertPaymentLink(tx, {
+          id: linkId,
+          transaction_id: id,
+          merchant_id: merchant.merchantId,
+          livemode: merchant.livemode,
+          token_hash: tokenHash(linkToken(ctx.linkSecret, linkId)),
+          expires_at: new Date(now.getTime() + ctx.paymentWindowSeconds * 1000),
+          created_at: now,
+        });
+        const eventId = newId('event', now.getTime());
+        await insertEvent(tx, {
+          id: eventId,
+          merchant_id: merchant.merchantId,
+          livemode: merchant.livemode,
+          type: 'transaction.created',
+          service_transaction_id: id,
+          payload: {
+            event_id: eventId,
+            event_type: 'transaction.created',
+            occurred_at: now.toISOString(),
+            service_transaction_id: id,
+            merchant_reference: row.merchant_reference,
+            merchant_order_id: row.merchant_order_id,
+            data: transactionView(ctx, row),
+          },
+          created_at: now,
+        });
+        return { status: 201, resourceType: 'transaction', resourceId: id };
+      },
+    ),
+  );
+
+  const row = await findTransaction(ctx.db, owner, outcome.resourceId);
+  if (!row) throw new Error(`transaction ${outcome.resourceId} vanished after create`);
+  return { transaction: transactionView(ctx, row), replayed: outcome.replayed || outcome.status === 200 };
+}

@@ -1,0 +1,21 @@
+import type { Scope } from '../domain/api-keys.ts';
+import type { VerificationStatus } from '../store/merchants.ts';
+
+/** Who is calling: a merchant key (test or live) or the service operator. */
+export type Principal = MerchantPrincipal | OperatorPrincipal;
+
+export interface MerchantPrincipal {
+  kind: 'merchant';
+  keyId: string;
+  merchantId: string;
+  livemode: boolean;
+  scopes: readonly Scope[];
+  defaultCurrency: string;
+  verificationStatus: VerificationStatus;
+  rateLimitPerMinute: number | null;
+}
+
+export interface OperatorPrincipal {
+  kind: 'operator';
+  keyId: string;
+}

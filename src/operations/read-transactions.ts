@@ -1,0 +1,36 @@
+import { notFound } from '../domain/errors.ts';
+import type { ListTransactionsFilter, TransactionView } from '../schemas/transaction.ts';
+import { findTransaction, listTransactions } from '../store/transactions.ts';
+import type { ServiceContext } from './context.ts';
+import type { MerchantPrincipal } from './principal.ts';
+import { transactionView } from './transaction-view.ts';
+
+const ownerOf = (m: MerchantPrincipal) => ({ merchantId: m.merchantId, livemode: m.livemode });
+
+export async function getTransaction(
+  ctx: ServiceContext,
+  merchant: MerchantPrincipal,
+  id: string,
+): Promise<TransactionView> {
+  const row = await findTransaction(ctx.db, ownerOf(merchant), id);
+  if (!row) throw notFound('transaction', id);
+  return transactionView(ctx, row);
+}
+
+export async function listTransactionViews(
+  ctx: ServiceContext,
+  merchant: MerchantPrincipal,
+  filter: ListTransactionsFilter,
+): Promise<{ object: 'list'; data: TransactionView[]; has_more: boolean }> {
+  const { rows, hasMore } = await listTransactions(ctx.db, ownerOf(merchant), {
+    limit: filter.limit ?? 20,
+    startingAfter: filter.starting_after,
+    endingBefore: filter.ending_before,
+    status: filter.status,
+    merchantReference: filter.merchant_reference,
+    merchantOrderId: filter.merchant_order_id,
+    createdGte: filter['created[gte]'] === undefined ? undefined : new Date(filter['created[gte]']),
+    createdLt: filter['created[lt]'] === undefined ? undefined : new Date(filter['created[lt]']),
+  });
+  return { object: 'list', data: rows.map((row) => transactionView(ctx, row)), has_more: hasMore };
+}
