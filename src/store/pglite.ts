@@ -9,7 +9,8 @@ function wrap(target: PgliteLike): Queryable {
   return {
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
       const result = await target.query<T>(sql, params as unknown[]);
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+      // PGlite reports affectedRows 0 for a SELECT; pg's rowCount is the number of rows returned.
+      return { rows: result.rows, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) };
     },
     async exec(sql: string): Promise<void> {
       await target.exec(sql);
