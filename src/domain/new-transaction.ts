@@ -90,7 +90,15 @@ export function buildNewTransaction(
         'release_condition.release_at is required for time_based.',
       );
     }
-    if (new Date(releaseAt).getTime() <= ctx.now.getTime()) {
+    const releaseMs = new Date(releaseAt).getTime();
+    // The schema's date-time format admits forms Date cannot read (a leap second: 23:59:60).
+    if (Number.isNaN(releaseMs)) {
+      throw invalid(
+        'release_condition.release_at',
+        'release_condition.release_at must be a valid date-time.',
+      );
+    }
+    if (releaseMs <= ctx.now.getTime()) {
       throw invalid('release_condition.release_at', 'release_condition.release_at must be in the future.');
     }
   } else if (releaseAt !== undefined) {

@@ -1,4 +1,4 @@
-import { notFound } from '../domain/errors.ts';
+import { invalid, notFound } from '../domain/errors.ts';
 import type { ListTransactionsFilter, TransactionView } from '../schemas/transaction.ts';
 import { findTransaction, listTransactions } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
@@ -6,6 +6,14 @@ import type { MerchantPrincipal } from './principal.ts';
 import { transactionView } from './transaction-view.ts';
 
 const ownerOf = (m: MerchantPrincipal) => ({ merchantId: m.merchantId, livemode: m.livemode });
+
+/** The schema's date-time format admits forms Date cannot read (a leap second: 23:59:60). */
+function instant(text: string | undefined, param: string): Date | undefined {
+  if (text === undefined) return undefined;
+  const date = new Date(text);
+  if (Number.isNaN(date.getTime())) throw invalid(param, `${param} must be a valid date-time.`);
+  return date;
+}
 
 export async function getTransaction(
   ctx: ServiceContext,
@@ -29,8 +37,8 @@ export async function listTransactionViews(
     status: filter.status,
     merchantReference: filter.merchant_reference,
     merchantOrderId: filter.merchant_order_id,
-    createdGte: filter['created[gte]'] === undefined ? undefined : new Date(filter['created[gte]']),
-    createdLt: filter['created[lt]'] === undefined ? undefined : new Date(filter['created[lt]']),
+    createdGte: instant(filter['created[gte]'], 'created[gte]'),
+    createdLt: instant(filter['created[lt]'], 'created[lt]'),
   });
   return { object: 'list', data: rows.map((row) => transactionView(ctx, row)), has_more: hasMore };
 }

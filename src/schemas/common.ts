@@ -2,6 +2,17 @@ import { type TSchema, Type } from 'typebox';
 
 /** Schemas shared by every resource: the error envelope, list envelopes, timestamps, ids. */
 
+/**
+ * Text with no control, format, private-use or unpaired-surrogate characters (Unicode class C).
+ * Besides keeping titles and references clean, this keeps out NUL and lone surrogates, which
+ * PostgreSQL cannot store in text or jsonb.
+ */
+export const PRINTABLE_PATTERN = '^[^\\p{C}]+$';
+
+/** One printable string of 1..max characters. */
+export const Printable = (max: number, description?: string) =>
+  Type.String({ minLength: 1, maxLength: max, pattern: PRINTABLE_PATTERN, description });
+
 export const Timestamp = Type.String({
   format: 'date-time',
   description: 'ISO 8601 UTC with milliseconds, e.g. 2026-11-22T10:15:30.123Z',
@@ -21,16 +32,12 @@ export const ErrorEnvelope = Type.Object({
   }),
 });
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const IdParams = Type.Object({ id: Printable(64) });
 
 export const ListQueryBase = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  starting_after: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 64, description: 'An id: the page after it.' }),
-  ),
-  ending_before: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 64, description: 'An id: the page before it.' }),
-  ),
+  starting_after: Type.Optional(Printable(64, 'An id: the page after it.')),
+  ending_before: Type.Optional(Printable(64, 'An id: the page before it.')),
 };
 
 export const listOf = <T extends TSchema>(item: T) =>
@@ -41,7 +48,7 @@ export const listOf = <T extends TSchema>(item: T) =>
   });
 
 export const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  'idempotency-key': Type.Optional(Printable(255)),
 });
 
 /** The error responses every keyed route can give, for the OpenAPI document. */

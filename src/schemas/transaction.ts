@@ -6,11 +6,7 @@ import {
   TRANSACTION_STATUSES,
   VERTICALS,
 } from '../domain/transaction-states.ts';
-import { ListQueryBase, Nullable, Timestamp } from './common.ts';
-
-/** One printable string: no control or format characters. */
-const Printable = (max: number, description?: string) =>
-  Type.String({ minLength: 1, maxLength: max, pattern: '^[^\\p{C}]+$', description });
+import { ListQueryBase, Nullable, PRINTABLE_PATTERN, Printable, Timestamp } from './common.ts';
 
 const Email = Type.String({ format: 'email', maxLength: 254 });
 
@@ -51,9 +47,17 @@ const ReleaseConditionInput = Type.Object(
   { additionalProperties: false },
 );
 
-export const Metadata = Type.Record(Type.String(), Type.String({ maxLength: 500 }), {
+/** Free text that PostgreSQL can store: anything but NUL and unpaired surrogates (newlines are fine). */
+const StorableText = (max: number) =>
+  Type.String({
+    maxLength: max,
+    pattern: '^[^\\u0000\\p{Cs}]*$',
+    description: `at most ${max} characters, without NUL or unpaired surrogate characters`,
+  });
+
+export const Metadata = Type.Record(Type.String(), StorableText(500), {
   maxProperties: 50,
-  propertyNames: { minLength: 1, maxLength: 40 },
+  propertyNames: { minLength: 1, maxLength: 40, pattern: PRINTABLE_PATTERN },
   description: 'Up to 50 string keys of at most 40 characters; values at most 500 characters.',
 });
 
@@ -81,7 +85,7 @@ export const CreateTransactionBody = Type.Object(
     release_condition: Type.Optional(ReleaseConditionInput),
     callback_url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048 })),
     metadata: Type.Optional(Metadata),
-    idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    idempotency_key: Type.Optional(Printable(255)),
   },
   { additionalProperties: false },
 );
@@ -137,8 +141,8 @@ export const ListTransactionsQuery = Type.Object(
   {
     ...ListQueryBase,
     status: Type.Optional(Type.Enum(TRANSACTION_STATUSES)),
-    merchant_reference: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    merchant_order_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    merchant_reference: Type.Optional(Printable(128)),
+    merchant_order_id: Type.Optional(Printable(128)),
     'created[gte]': Type.Optional(Type.String({ format: 'date-time' })),
     'created[lt]': Type.Optional(Type.String({ format: 'date-time' })),
   },
