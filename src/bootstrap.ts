@@ -15,7 +15,7 @@ export async function openContext(
   const db: Db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: 'dataDir' in options ? options.dataDir : config.dataDir,
-    schema: options.schema,
+    schema: options.schema ?? config.databaseSchema,
   });
   try {
     await migrate(db);

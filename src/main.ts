@@ -11,6 +11,7 @@ import {
 } from './operations/manage-merchants.ts';
 import { serve } from './server.ts';
 import { migrate } from './store/migrate.ts';
+import { openDatabase } from './store/open.ts';
 
 const USAGE = `Usage: safehold <command>
 
@@ -73,13 +74,26 @@ async function withContext<T>(config: Config, fn: (ctx: ServiceContext) => Promi
   }
 }
 
+function parse(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    // parseArgs reports unknown options and missing option values as TypeErrors with ERR_PARSE_ARGS_* codes.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'))
+      throw new UsageError((error as Error).message);
+    throw error;
+  }
+}
+
+function noMoreThan(positionals: string[], count: number): void {
+  if (positionals.length > count)
+    throw new UsageError(`unexpected argument '${positionals.slice(count).join(' ')}'`);
+}
+
+/** Every argument is checked before the database is opened, so a typo never waits on (or locks) it. */
 async function run(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: OPTIONS,
-    allowPositionals: true,
-    strict: true,
-  });
+  const { values, positionals } = parse(argv);
   const [command, sub, arg, arg2] = positionals;
   if (values.help || !command) {
     process.stdout.write(`${USAGE}\n`);
@@ -88,10 +102,15 @@ async function run(argv: string[]): Promise<void> {
   const config = loadConfig();
   switch (`${command} ${sub ?? ''}`.trim()) {
     case 'serve':
+      noMoreThan(positionals, 1);
       return serve(config);
     case 'migrate': {
-      const { openDatabase } = await import('./store/open.ts');
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      noMoreThan(positionals, 1);
+      const db = await openDatabase({
+        databaseUrl: config.databaseUrl,
+        dataDir: config.dataDir,
+        schema: config.databaseSchema,
+      });
       try {
         const applied = await migrate(db);
         process.stdout.write(
@@ -102,48 +121,64 @@ async function run(argv: string[]): Promise<void> {
       }
       return;
     }
-    case 'merchant create':
-      return withContext(config, async (ctx) => {
-        const created = await createMerchant(ctx, {
-          name: required(values.name, '--name'),
-          email: required(values.email, '--email'),
-          defaultCurrency: values['default-currency'],
-          verified: values.verified,
-        });
-        print(values.json, { ...created });
-      });
-    case 'merchant verify':
-      return withContext(config, async (ctx) => {
-        await setMerchantVerification(ctx, required(arg, 'MERCHANT_ID'), 'verified');
-        process.stdout.write(`merchant ${arg} is verified; its live keys now work\n`);
-      });
-    case 'merchant rate-limit':
-      return withContext(config, async (ctx) => {
-        const raw = required(arg2, 'N|default');
-        await setMerchantRateLimit(ctx, required(arg, 'MERCHANT_ID'), raw === 'default' ? null : Number(raw));
-        process.stdout.write(`merchant ${arg}: ${raw} requests per minute per key\n`);
-      });
-    case 'key create':
-      return withContext(config, async (ctx) => {
-        const env = required(values.env, '--env');
-        if (env !== 'test' && env !== 'live') throw new UsageError('--env must be test or live');
-        const issued = await createKey(ctx, {
-          merchantId: required(values.merchant, '--merchant'),
-          env,
-          scopes: parseScopes(values.scopes),
-        });
-        print(values.json, { ...issued });
-      });
-    case 'key rotate':
+    case 'merchant create': {
+      noMoreThan(positionals, 2);
+      const input = {
+        name: required(values.name, '--name'),
+        email: required(values.email, '--email'),
+        defaultCurrency: values['default-currency'],
+        verified: values.verified,
+      };
       return withContext(config, async (ctx) =>
-        print(values.json, { ...(await rotateKey(ctx, required(arg, 'KEY_ID'))) }),
+        print(values.json, { ...(await createMerchant(ctx, input)) }),
       );
-    case 'key revoke':
+    }
+    case 'merchant verify': {
+      noMoreThan(positionals, 3);
+      const merchantId = required(arg, 'MERCHANT_ID');
       return withContext(config, async (ctx) => {
-        await revokeKey(ctx, required(arg, 'KEY_ID'));
-        process.stdout.write(`key ${arg} revoked\n`);
+        await setMerchantVerification(ctx, merchantId, 'verified');
+        process.stdout.write(`merchant ${merchantId} is verified; its live keys now work\n`);
       });
+    }
+    case 'merchant rate-limit': {
+      noMoreThan(positionals, 4);
+      const merchantId = required(arg, 'MERCHANT_ID');
+      const raw = required(arg2, 'N|default');
+      if (raw !== 'default' && !/^[1-9]\d*$/.test(raw))
+        throw new UsageError(
+          `the rate limit is a whole number of requests per minute or 'default', got '${raw}'`,
+        );
+      return withContext(config, async (ctx) => {
+        await setMerchantRateLimit(ctx, merchantId, raw === 'default' ? null : Number(raw));
+        process.stdout.write(`merchant ${merchantId}: ${raw} requests per minute per key\n`);
+      });
+    }
+    case 'key create': {
+      noMoreThan(positionals, 2);
+      const merchantId = required(values.merchant, '--merchant');
+      const env = required(values.env, '--env');
+      if (env !== 'test' && env !== 'live') throw new UsageError('--env must be test or live');
+      const scopes = parseScopes(values.scopes);
+      return withContext(config, async (ctx) =>
+        print(values.json, { ...(await createKey(ctx, { merchantId, env, scopes })) }),
+      );
+    }
+    case 'key rotate': {
+      noMoreThan(positionals, 3);
+      const keyId = required(arg, 'KEY_ID');
+      return withContext(config, async (ctx) => print(values.json, { ...(await rotateKey(ctx, keyId)) }));
+    }
+    case 'key revoke': {
+      noMoreThan(positionals, 3);
+      const keyId = required(arg, 'KEY_ID');
+      return withContext(config, async (ctx) => {
+        await revokeKey(ctx, keyId);
+        process.stdout.write(`key ${keyId} revoked\n`);
+      });
+    }
     case 'operator create':
+      noMoreThan(positionals, 2);
       return withContext(config, async (ctx) =>
         print(values.json, { operator_key: (await createOperatorKey(ctx)).key }),
       );
@@ -156,10 +191,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await run(argv);
   } catch (error) {
-    if (
-      error instanceof UsageError ||
-      (error instanceof Error && error.name === 'TypeError' && 'code' in error)
-    ) {
+    if (error instanceof UsageError) {
       process.stderr.write(`safehold: ${error.message}\n\n${USAGE}\n`);
       process.exit(2);
     }

@@ -1,6 +1,8 @@
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
 import { pino } from 'pino';
 import { connectRedis, openContext } from './bootstrap.ts';
-import type { Config } from './config.ts';
+import { type Config, defaultPublicUrl } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import type { ServiceContext } from './operations/context.ts';
@@ -8,26 +10,60 @@ import { createOperatorKey } from './operations/manage-keys.ts';
 import { createMerchant } from './operations/manage-merchants.ts';
 import { countMerchants } from './store/merchants.ts';
 
-/** On an empty database: a demo merchant and an operator key, printed once with a ready curl. */
-async function seedDemo(ctx: ServiceContext): Promise<string | undefined> {
+interface DemoKeys {
+  merchantId: string;
+  testKey: string;
+  liveKey: string;
+  operatorKey: string;
+}
+
+/** On an empty database: a demo merchant and an operator key, shown once (see demoBanner). */
+async function seedDemo(ctx: ServiceContext): Promise<DemoKeys | undefined> {
   if ((await countMerchants(ctx.db)) > 0) return undefined;
   const merchant = await createMerchant(ctx, { name: 'Demo Merchant', email: 'demo@example.com' });
   const operator = await createOperatorKey(ctx);
+  return {
+    merchantId: merchant.merchant_id,
+    testKey: merchant.test_key,
+    liveKey: merchant.live_key,
+    operatorKey: operator.key,
+  };
+}
+
+function demoBanner(demo: DemoKeys, url: string): string {
   return [
     '',
     'First start: created a demo merchant. These keys are shown only now; keep them.',
-    `  merchant id:   ${merchant.merchant_id}`,
-    `  test key:      ${merchant.test_key}`,
-    `  live key:      ${merchant.live_key}  (refused until the business is verified)`,
-    `  operator key:  ${operator.key}`,
+    `  merchant id:   ${demo.merchantId}`,
+    `  test key:      ${demo.testKey}`,
+    `  live key:      ${demo.liveKey}  (refused until the business is verified)`,
+    `  operator key:  ${demo.operatorKey}`,
     '',
     'Create a protected transaction:',
-    `  curl -s ${ctx.publicUrl}/v1/transactions \\`,
-    `    -H "Authorization: Bearer ${merchant.test_key}" \\`,
+    `  curl -s ${url}/v1/transactions \\`,
+    `    -H "Authorization: Bearer ${demo.testKey}" \\`,
     '    -H "Content-Type: application/json" \\',
     `    -d '{"amount": 1500.50, "title": "Used phone", "merchant_reference": "order-1001"}'`,
     '',
   ].join('\n');
+}
+
+const LOOPBACK_OR_ANY = new Set(['127.0.0.1', '::1', 'localhost', '0.0.0.0', '::']);
+
+/** The URL this machine reaches the server on: the port actually bound, and localhost for loopback or any. */
+function listeningUrl(address: AddressInfo | string | null, host: string): string {
+  if (address === null || typeof address === 'string')
+    throw new Error(`unexpected listen address ${address}`);
+  const name = LOOPBACK_OR_ANY.has(host)
+    ? 'localhost'
+    : address.family === 'IPv6'
+      ? `[${address.address}]`
+      : address.address;
+  return `http://${name}:${address.port}`;
+}
+
+function portOf(url: string): number {
+  return Number(new URL(url).port);
 }
 
 export async function serve(config: Config): Promise<void> {
@@ -43,13 +79,20 @@ export async function serve(config: Config): Promise<void> {
     defaultRateLimitPerMinute: config.rateLimitPerMinute,
     logger,
   });
-  const banner = await seedDemo(ctx);
+  const demo = await seedDemo(ctx);
   await app.listen({ port: config.port, host: config.host });
-  const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`;
+  const url = listeningUrl(app.server.address(), config.host);
+  // With PORT=0 the port is known only now; a defaulted public URL follows it. This runs before
+  // the event loop can hand the server its first request.
+  if (config.publicUrl === defaultPublicUrl(config.port)) ctx.publicUrl = defaultPublicUrl(portOf(url));
+  const where = config.databaseUrl
+    ? `PostgreSQL (DATABASE_URL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''})`
+    : `PGlite in ${resolve(config.dataDir)}`;
+  const publicNote = ctx.publicUrl === url ? '' : `; public URL ${ctx.publicUrl}`;
   process.stdout.write(
-    `Safehold is listening on ${config.publicUrl} (data: ${where}); API docs at ${config.publicUrl}/docs\n`,
+    `Safehold is listening on ${url} (data: ${where}${publicNote}); API docs at ${url}/docs\n`,
   );
-  if (banner) process.stdout.write(`${banner}\n`);
+  if (demo) process.stdout.write(`${demoBanner(demo, url)}\n`);
 
   let closing = false;
   const shutdown = async (signal: string) => {

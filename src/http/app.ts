@@ -41,7 +41,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   installJsonBody(app);
   installErrorHandling(app, (path) => routes.methodsFor(path));
   installAuth(app, options.ctx, options.rateLimiter, options.defaultRateLimitPerMinute);
-  await installOpenApi(app, options.ctx.publicUrl);
+  await installOpenApi(app, () => options.ctx.publicUrl);
 
   const deps = { ctx: options.ctx };
   await app.register(healthRoutes, deps);
