@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { newId } from '../domain/ids.ts';
 import type { ServiceContext } from '../operations/context.ts';
 import { installAuth } from './auth.ts';
-import { installErrorHandling } from './error-handler.ts';
+import { frameworkErrorHandler, installErrorHandling } from './error-handler.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
 import { installOpenApi } from './openapi.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -29,6 +29,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

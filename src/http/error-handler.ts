@@ -29,11 +29,32 @@ function toApiError(error: FastifyError): ApiError | undefined {
       return new ApiError('invalid_request', 'The request body is larger than 1 MiB.', { status: 413 });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('invalid_request', 'The Content-Length header does not match the body.');
+    case 'FST_ERR_BAD_URL':
+      return new ApiError('invalid_request', 'The URL is not valid: it holds a malformed %-escape.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError('invalid_request', 'A path segment of the URL is longer than 100 characters.');
   }
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
     return new ApiError('invalid_request', 'The request could not be read.', { status: error.statusCode });
   }
   return undefined;
+}
+
+/**
+ * Failures the router meets before any hook runs (an undecodable URL, an over-long path segment):
+ * Fastify would answer them in its own format, so they are passed here through `frameworkErrors`.
+ */
+export function frameworkErrorHandler(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  reply.header('X-Request-Id', request.id);
+  sendError(
+    reply,
+    request,
+    toApiError(error) ?? new ApiError('invalid_request', 'The request could not be routed.'),
+  );
 }
 
 export function installErrorHandling(app: FastifyInstance, methodsForPath: (path: string) => string[]): void {
