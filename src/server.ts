@@ -89,10 +89,11 @@ export async function serve(config: Config): Promise<void> {
     ? `PostgreSQL (DATABASE_URL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''})`
     : `PGlite in ${resolve(config.dataDir)}`;
   const publicNote = ctx.publicUrl === url ? '' : `; public URL ${ctx.publicUrl}`;
+  // One write, so a reader of the pipe sees the banner and the first-start keys together.
   process.stdout.write(
-    `Safehold is listening on ${url} (data: ${where}${publicNote}); API docs at ${url}/docs\n`,
+    `Safehold is listening on ${url} (data: ${where}${publicNote}); API docs at ${url}/docs\n` +
+      (demo ? `${demoBanner(demo, url)}\n` : ''),
   );
-  if (demo) process.stdout.write(`${demoBanner(demo, url)}\n`);
 
   let closing = false;
   const shutdown = async (signal: string) => {
