@@ -33,7 +33,13 @@ export function installAuth(
   app.addHook('onRequest', async (request, reply) => {
     const access = request.routeOptions.config.access;
     if (!access) return;
-    const principal = await authenticate(ctx, request.headers.authorization);
+    const principal = await authenticate(ctx, request.headers.authorization).catch((error: unknown) => {
+      // RFC 9110: a 401 names the scheme the client should use.
+      if (error instanceof ApiError && error.code === 'invalid_api_key') {
+        reply.header('WWW-Authenticate', 'Bearer realm="safehold"');
+      }
+      throw error;
+    });
     const limit = (principal.kind === 'merchant' ? principal.rateLimitPerMinute : null) ?? defaultPerMinute;
     const decision = await limiter.consume(principal.keyId, limit);
     reply.header('RateLimit-Limit', String(decision.limit));

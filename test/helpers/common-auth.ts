@@ -60,6 +60,11 @@ export function assertErrorEnvelope(
   return body.error;
 }
 
+/** A 401 for a bad key names the Bearer scheme (RFC 9110 11.6.1). */
+export function assertBearerChallenge(res: LightMyRequestResponse): void {
+  assert.match(String(res.headers['www-authenticate']), /^Bearer realm="safehold"$/);
+}
+
 function hasNoRateLimitCost(res: LightMyRequestResponse): void {
   // 401s come before the key is known, so they carry no RateLimit-* headers.
   assert.equal(res.headers['ratelimit-limit'], undefined);
@@ -99,6 +104,7 @@ export function commonAuthTests(harness: () => Harness, route: KeyedRoute): void
     it('answers 401 invalid_api_key when the Authorization header is missing', async () => {
       const res = await send(null);
       assertErrorEnvelope(res, 401, 'invalid_api_key', 'authentication_failed');
+      assertBearerChallenge(res);
       hasNoRateLimitCost(res);
     });
 
@@ -124,6 +130,7 @@ export function commonAuthTests(harness: () => Harness, route: KeyedRoute): void
     it('answers 401 invalid_api_key to a well-formed key that was never issued', async () => {
       const res = await send(`sk_test_${'A'.repeat(40)}`);
       assertErrorEnvelope(res, 401, 'invalid_api_key', 'authentication_failed');
+      assertBearerChallenge(res);
       hasNoRateLimitCost(res);
     });
 

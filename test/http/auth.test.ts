@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createKey, revokeKey } from '../../src/operations/manage-keys.ts';
 import { setMerchantVerification } from '../../src/operations/manage-merchants.ts';
-import { assertErrorEnvelope, commonAuthTests, type KeyedRoute } from '../helpers/common-auth.ts';
+import {
+  assertBearerChallenge,
+  assertErrorEnvelope,
+  commonAuthTests,
+  type KeyedRoute,
+} from '../helpers/common-auth.ts';
 import { type Harness, json, startHarness } from '../helpers/harness.ts';
 
 let h: Harness;
@@ -70,6 +75,7 @@ describe('authentication failures', () => {
       const res = await h.request({ method: 'GET', url: '/v1/transactions', key: null, headers: c.headers });
       const error = assertErrorEnvelope(res, 401, 'invalid_api_key', 'authentication_failed');
       assert.match(error.message, c.message);
+      assertBearerChallenge(res);
     });
   }
 
