@@ -4,6 +4,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Redis } from 'ioredis';
 import { connectRedis } from '../../src/bootstrap.ts';
+import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { createRateLimiter, type RateLimiter } from '../../src/http/rate-limit.ts';
 import { createKey } from '../../src/operations/manage-keys.ts';
@@ -262,6 +263,43 @@ describe('without Redis', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it('falls back to in-process limits when Redis cannot be reached', async () => {
+    // A real client pointed at a port where nothing listens: every Redis command fails at once.
+    const dead = connectRedis('redis://127.0.0.1:1');
+    dead.on('error', () => {});
+    const app = await instance(createRateLimiter(dead));
+    try {
+      const m = await freshMerchant();
+      for (let i = 1; i <= LIMIT; i++) {
+        const res = await injectInto(() => app)(m.test_key);
+        assert.equal(res.statusCode, 200, res.body);
+        assertRateHeaders(res, LIMIT, LIMIT - i);
+      }
+      assertLimited(await injectInto(() => app)(m.test_key), LIMIT);
+    } finally {
+      await app.close();
+      dead.disconnect();
+    }
+  });
+});
+
+describe('the default limit', () => {
+  it('is 60 requests a minute per key when nothing is configured', async () => {
+    const app = await buildApp({
+      ctx: h.ctx,
+      rateLimiter: createRateLimiter(),
+      defaultRateLimitPerMinute: loadConfig({}).rateLimitPerMinute,
+      logger: false,
+    });
+    try {
+      const m = await freshMerchant();
+      const res = await injectInto(() => app)(m.test_key);
+      assertRateHeaders(res, 60, 59);
+    } finally {
+      await app.close();
     }
   });
 });
