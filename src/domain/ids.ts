@@ -13,6 +13,10 @@ export const ID_PREFIXES = {
   apiKey: 'key',
   merchant: 'mch',
   request: 'req',
+  // Internal records, never shown by the API.
+  ledgerEntry: 'le',
+  job: 'job',
+  paymentAttempt: 'pa',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -9,6 +9,9 @@ import { installOpenApi } from './openapi.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { RouteTable } from './route-table.ts';
 import { healthRoutes } from './routes/health.ts';
+import { paymentLinkRoutes } from './routes/payment-links.ts';
+import { testHelperRoutes } from './routes/test-helpers.ts';
+import { transactionActionRoutes } from './routes/transaction-actions.ts';
 import { transactionRoutes } from './routes/transactions.ts';
 import { validatorCompiler } from './validation.ts';
 
@@ -47,6 +50,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const deps = { ctx: options.ctx };
   await app.register(healthRoutes, deps);
   await app.register(transactionRoutes, deps);
+  await app.register(transactionActionRoutes, deps);
+  await app.register(paymentLinkRoutes, deps);
+  await app.register(testHelperRoutes, deps);
   await app.ready();
   return app;
 }

@@ -35,5 +35,6 @@ export async function authenticate(ctx: ServiceContext, header: string | undefin
     defaultCurrency: row.merchant_default_currency,
     verificationStatus: row.merchant_verification_status,
     rateLimitPerMinute: row.merchant_rate_limit_per_minute,
+    testClockOffsetMs: Number(row.merchant_test_clock_offset_ms ?? 0n),
   };
 }

@@ -11,4 +11,6 @@ export interface ServiceContext {
   paymentWindowSeconds: number;
   /** Secret that derives link tokens; from SAFEHOLD_SECRET or generated once and kept in the database. */
   linkSecret: string;
+  /** How long the test-mode mobile-money simulator takes to call back (default 3 s, like a buyer entering a PIN). */
+  simulatorDelayMs?: number;
 }

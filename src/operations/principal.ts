@@ -13,6 +13,8 @@ export interface MerchantPrincipal {
   defaultCurrency: string;
   verificationStatus: VerificationStatus;
   rateLimitPerMinute: number | null;
+  /** How far the merchant's test clock is ahead of the system clock (test mode only). */
+  testClockOffsetMs: number;
 }
 
 export interface OperatorPrincipal {

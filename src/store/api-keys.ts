@@ -20,6 +20,7 @@ export interface KeyWithMerchant extends ApiKeyRow {
   merchant_default_currency: string | null;
   merchant_verification_status: VerificationStatus | null;
   merchant_rate_limit_per_minute: number | null;
+  merchant_test_clock_offset_ms: bigint | null;
 }
 
 export async function insertApiKey(
@@ -37,7 +38,8 @@ export async function findKeyByHash(q: Queryable, keyHash: string): Promise<KeyW
   const { rows } = await q.query<KeyWithMerchant>(
     `SELECT k.*, m.default_currency AS merchant_default_currency,
             m.verification_status AS merchant_verification_status,
-            m.rate_limit_per_minute AS merchant_rate_limit_per_minute
+            m.rate_limit_per_minute AS merchant_rate_limit_per_minute,
+            m.test_clock_offset_ms AS merchant_test_clock_offset_ms
        FROM api_keys k LEFT JOIN merchants m ON m.id = k.merchant_id
       WHERE k.key_hash = $1`,
     [keyHash],

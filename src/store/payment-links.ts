@@ -35,3 +35,8 @@ export async function findPaymentLinkByTokenHash(
   ]);
   return rows[0];
 }
+
+export async function findPaymentLink(q: Queryable, id: string): Promise<PaymentLinkRow | undefined> {
+  const { rows } = await q.query<PaymentLinkRow>('SELECT * FROM payment_links WHERE id = $1', [id]);
+  return rows[0];
+}

@@ -1,0 +1,61 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { advanceClock, payForTest } from '../../operations/test-helpers.ts';
+import { IdempotencyHeaders, IdParams, keyedErrorResponses } from '../../schemas/common.ts';
+import { TransactionObject } from '../../schemas/transaction.ts';
+import { ClockAdvanceBody, TestClockObject, TestPayBody } from '../../schemas/transaction-actions.ts';
+import { merchantOf } from '../auth.ts';
+import type { RouteDeps } from './deps.ts';
+
+export const testHelperRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { ctx }) => {
+  app.post(
+    '/v1/test_helpers/transactions/:id/pay',
+    {
+      config: { access: 'transactions:write' },
+      schema: {
+        tags: ['Test helpers'],
+        summary: 'Pay a test transaction without the checkout page',
+        description:
+          'Test keys only. Same outcomes as the page: phones ending 0001 (insufficient funds), 1032 (cancelled), ' +
+          '1037 (no response: timeout), 2001 (wrong PIN) fail, others succeed; cards 4242424242424242 succeeds, ' +
+          '4000000000000002 declined, 4000000000009995 insufficient funds, 4000000000003220 needs the 3-D Secure ' +
+          'challenge (left requires_action). The simulated callback is delivered before the answer.',
+        security: [{ bearerAuth: [] }],
+        params: IdParams,
+        headers: IdempotencyHeaders,
+        body: TestPayBody,
+        response: { 200: TransactionObject, ...keyedErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const result = await payForTest(
+        ctx,
+        merchantOf(request),
+        request.params.id,
+        request.body,
+        request.headers['idempotency-key'],
+      );
+      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+      return result.transaction;
+    },
+  );
+
+  app.post(
+    '/v1/test_helpers/clock/advance',
+    {
+      config: { access: 'transactions:write' },
+      schema: {
+        tags: ['Test helpers'],
+        summary: "Advance the merchant's test clock",
+        description:
+          'Test keys only. Answers after every piece of work due by the new time has run: auto-releases, ' +
+          'payment-window expiries, time-based releases, payment timeouts.',
+        security: [{ bearerAuth: [] }],
+        headers: IdempotencyHeaders,
+        body: ClockAdvanceBody,
+        response: { 200: TestClockObject, ...keyedErrorResponses },
+      },
+    },
+    async (request) =>
+      advanceClock(ctx, merchantOf(request), request.body, request.headers['idempotency-key']),
+  );
+};

@@ -1,0 +1,157 @@
+import { ApiError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { assertPostable } from '../domain/ledger.ts';
+import { type Plan, planMove } from '../domain/plan-move.ts';
+import type { Action } from '../domain/state-machine.ts';
+import type { Queryable } from '../store/db.ts';
+import { insertEvents, type NewEvent } from '../store/events.ts';
+import { cancelJobs, type JobKind, type NewJob, scheduleJobs } from '../store/jobs.ts';
+import { insertLedgerRows, type LedgerRow } from '../store/ledger.ts';
+import { type StateUpdate, updateStates } from '../store/transaction-state.ts';
+import type { TransactionRow } from '../store/transactions.ts';
+import type { ServiceContext } from './context.ts';
+import { statusChangedEvent, transactionEvent } from './event-payloads.ts';
+import { transactionView } from './transaction-view.ts';
+
+export interface MoveRequest {
+  /** The transaction as locked in this database transaction. */
+  row: TransactionRow;
+  action: Action;
+  /** On the transaction's clock (the merchant's test clock in test mode). */
+  now: Date;
+  /** A partial release: the part to approve, below what is held. */
+  amountMinor?: bigint;
+  paymentMethod?: Record<string, unknown>;
+}
+
+/** Pending work that a move makes pointless. */
+const OBSOLETE_AFTER: Partial<Record<Action, JobKind[]>> = {
+  capture: ['expire_payment'],
+  cancel: ['expire_payment', 'time_release'],
+  expire: ['expire_payment'],
+  confirm: ['auto_release', 'time_release'],
+  release: ['auto_release', 'time_release'],
+  auto_release: ['auto_release', 'time_release'],
+  time_release: ['auto_release', 'time_release'],
+};
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function followUpJobs(action: Action, after: TransactionRow, now: Date): NewJob[] {
+  const job = (kind: JobKind, runAt: Date): NewJob => ({
+    id: newId('job', now.getTime()),
+    kind,
+    merchant_id: after.merchant_id,
+    livemode: after.livemode,
+    subject_id: after.id,
+    run_at: runAt,
+    payload: {},
+    created_at: now,
+  });
+  const condition = after.release_condition;
+  if (action === 'capture' && condition.type === 'time_based' && condition.release_at) {
+    return [job('time_release', new Date(condition.release_at))];
+  }
+  if (action === 'deliver' && condition.type === 'buyer_confirmation' && after.review_deadline) {
+    return [job('auto_release', after.review_deadline)];
+  }
+  if (after.settlement_status === 'refund_pending') return [job('settle_refund', now)];
+  return [];
+}
+
+export interface AppliedMove {
+  before: TransactionRow;
+  after: TransactionRow;
+  plan: Plan;
+}
+
+/**
+ * Applies moves to locked transactions in one database transaction: guarded state updates, their
+ * ledger postings, their outbox events and their follow-up jobs, each written in one statement
+ * for the whole batch. With onInvalid 'skip' (the scheduler), a move the table no longer allows
+ * is dropped; with 'throw' (an API call) it is a 409.
+ */
+export async function applyMoves(
+  ctx: ServiceContext,
+  tx: Queryable,
+  requests: readonly MoveRequest[],
+  onInvalid: 'throw' | 'skip',
+): Promise<AppliedMove[]> {
+  const planned: { request: MoveRequest; plan: Plan }[] = [];
+  for (const request of requests) {
+    try {
+      planned.push({ request, plan: planMove(request.row, request.action, request.amountMinor) });
+    } catch (error) {
+      if (onInvalid === 'throw' || !(error instanceof ApiError)) throw error;
+    }
+  }
+  if (planned.length === 0) return [];
+
+  const updates: StateUpdate[] = planned.map(({ request: { row, action, now, paymentMethod }, plan }) => ({
+    id: row.id,
+    expected_status: row.status,
+    expected_settlement_status: row.settlement_status,
+    status: plan.status,
+    settlement_status: plan.settlementStatus,
+    amount_released_minor: plan.releasedMinor,
+    amount_refunded_minor: plan.refundedMinor,
+    review_deadline:
+      action === 'deliver'
+        ? new Date(now.getTime() + row.release_condition.review_window_days * DAY_MS)
+        : row.review_deadline,
+    payment_method: (paymentMethod ?? row.payment_method) as Record<string, unknown> | null,
+    updated_at: now,
+  }));
+  const changed = new Map((await updateStates(tx, updates)).map((r) => [r.id, r]));
+  if (onInvalid === 'throw' && changed.size !== planned.length) {
+    throw new ApiError(
+      'conflict',
+      'The transaction changed while this request ran; read it again and retry.',
+    );
+  }
+
+  const applied: AppliedMove[] = [];
+  const ledger: LedgerRow[] = [];
+  const events: NewEvent[] = [];
+  const jobs: NewJob[] = [];
+  const obsolete = new Map<JobKind, string[]>();
+  for (const { request, plan } of planned) {
+    const after = changed.get(request.row.id);
+    if (!after) continue;
+    const before = request.row;
+    const at = request.now;
+    applied.push({ before, after, plan });
+    for (const posting of plan.postings) {
+      assertPostable(posting);
+      ledger.push({
+        id: newId('ledgerEntry', at.getTime()),
+        merchant_id: after.merchant_id,
+        livemode: after.livemode,
+        currency: after.currency,
+        transaction_id: after.id,
+        kind: posting.kind,
+        debit_account: posting.debit,
+        credit_account: posting.credit,
+        amount_minor: posting.amountMinor,
+        created_at: at,
+      });
+    }
+    if (after.status !== before.status) {
+      const view = transactionView(ctx, after);
+      events.push(statusChangedEvent(view, before.status, after.merchant_id, at));
+      if (after.status === 'reserved')
+        events.push(transactionEvent('transaction.paid', view, after.merchant_id, at));
+      if (after.status === 'released')
+        events.push(transactionEvent('transaction.completed', view, after.merchant_id, at));
+    }
+    jobs.push(...followUpJobs(request.action, after, at));
+    for (const kind of OBSOLETE_AFTER[request.action] ?? []) {
+      obsolete.set(kind, [...(obsolete.get(kind) ?? []), after.id]);
+    }
+  }
+  for (const [kind, ids] of obsolete) await cancelJobs(tx, ids, [kind]);
+  await insertLedgerRows(tx, ledger);
+  await insertEvents(tx, events);
+  await scheduleJobs(tx, jobs);
+  return applied;
+}

@@ -1,0 +1,104 @@
+import type { Static } from 'typebox';
+import { requestFingerprint } from '../domain/canonical-json.ts';
+import { ApiError, notFound } from '../domain/errors.ts';
+import type { TransactionView } from '../schemas/transaction.ts';
+import type { TestClockObject, TestPayInput } from '../schemas/transaction-actions.ts';
+import { advanceTestClock, findMerchantClock } from '../store/merchant-clock.ts';
+import { findTransaction } from '../store/transactions.ts';
+import { runDueJobs } from '../worker/run-due-jobs.ts';
+import type { ServiceContext } from './context.ts';
+import { runIdempotent } from './idempotent.ts';
+import { startPayment } from './payments.ts';
+import type { MerchantPrincipal } from './principal.ts';
+import { transactionView } from './transaction-view.ts';
+
+function requireTestMode(merchant: MerchantPrincipal): void {
+  if (merchant.livemode) {
+    throw new ApiError('permission_denied', 'Test helpers work only with test keys (sk_test_).');
+  }
+}
+
+/**
+ * Moves the merchant's test clock forward and answers only after every piece of work due by the
+ * new time has run (releases, expiries, payment timeouts, ...).
+ */
+export async function advanceClock(
+  ctx: ServiceContext,
+  merchant: MerchantPrincipal,
+  input: { seconds: number; idempotency_key?: string },
+  headerKey: string | undefined,
+): Promise<Static<typeof TestClockObject>> {
+  requireTestMode(merchant);
+  const key = headerKey ?? input.idempotency_key;
+  const owner = { merchantId: merchant.merchantId, livemode: false };
+  await ctx.db.transaction((tx) =>
+    runIdempotent(
+      tx,
+      key === undefined ? undefined : { ...owner, key },
+      'POST /v1/test_helpers/clock/advance',
+      requestFingerprint(input),
+      ctx.clock.now(),
+      async () => {
+        await advanceTestClock(tx, merchant.merchantId, input.seconds * 1000);
+        return { status: 200, resourceType: 'test_clock', resourceId: merchant.merchantId };
+      },
+    ),
+  );
+  // Also on a replay: whatever is due by now runs before the answer.
+  const jobsRun = await runDueJobs(ctx, { merchantId: merchant.merchantId, livemode: false });
+  const offset = await findMerchantClock(ctx.db, merchant.merchantId);
+  return {
+    object: 'test_clock',
+    now: new Date(ctx.clock.now().getTime() + offset).toISOString(),
+    offset_seconds: offset / 1000,
+    jobs_run: jobsRun,
+  };
+}
+
+/**
+ * Pays a test transaction without the checkout page, with the page's outcomes: the simulated
+ * rail's callback (or its timeout) is delivered at once instead of after its delay.
+ */
+export async function payForTest(
+  ctx: ServiceContext,
+  merchant: MerchantPrincipal,
+  id: string,
+  input: TestPayInput,
+  headerKey: string | undefined,
+): Promise<{ transaction: TransactionView; replayed: boolean }> {
+  requireTestMode(merchant);
+  const owner = { merchantId: merchant.merchantId, livemode: false };
+  const key = headerKey ?? input.idempotency_key;
+  if (key !== undefined) {
+    // Claims the key (or finds its earlier use) before any money moves.
+    const claimed = await ctx.db.transaction((tx) =>
+      runIdempotent(
+        tx,
+        { ...owner, key },
+        `POST /v1/test_helpers/transactions/${id}/pay`,
+        requestFingerprint(input),
+        ctx.clock.now(),
+        async () => ({
+          status: 200,
+          resourceType: 'transaction',
+          resourceId: id,
+        }),
+      ),
+    );
+    if (claimed.replayed) {
+      const row = await findTransaction(ctx.db, owner, id);
+      if (!row) throw notFound('transaction', id);
+      return { transaction: transactionView(ctx, row), replayed: true };
+    }
+  }
+  if (!(await findTransaction(ctx.db, owner, id))) throw notFound('transaction', id);
+  const attempt = await startPayment(ctx, id, {
+    method: input.method,
+    phone: input.phone,
+    card_number: input.card_number,
+  });
+  await runDueJobs(ctx, { subjectId: attempt.id });
+  const row = await findTransaction(ctx.db, owner, id);
+  if (!row) throw notFound('transaction', id);
+  return { transaction: transactionView(ctx, row), replayed: false };
+}

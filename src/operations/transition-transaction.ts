@@ -1,0 +1,96 @@
+import { requestFingerprint } from '../domain/canonical-json.ts';
+import { ApiError, notFound } from '../domain/errors.ts';
+import { type Currency, toMinorUnits } from '../domain/money.ts';
+import type { TransactionView } from '../schemas/transaction.ts';
+import type { Queryable } from '../store/db.ts';
+import { attemptInFlight } from '../store/payment-attempts.ts';
+import { lockTransactions } from '../store/transaction-state.ts';
+import { findTransaction, type TransactionRow } from '../store/transactions.ts';
+import { applyMoves } from './apply-moves.ts';
+import type { ServiceContext } from './context.ts';
+import { runIdempotent } from './idempotent.ts';
+import { merchantNow } from './merchant-clock.ts';
+import type { MerchantPrincipal } from './principal.ts';
+import { transactionView } from './transaction-view.ts';
+
+/** The state-changing verbs of POST /v1/transactions/{id}/{verb}. */
+export type TransactionVerb = 'deliver' | 'confirm' | 'release' | 'cancel';
+
+export interface TransitionInput {
+  /** Release only: a major-unit amount below what is held makes a partial release. */
+  amount?: number;
+  idempotency_key?: string;
+}
+
+export async function lockOwnedTransaction(
+  tx: Queryable,
+  owner: { merchantId: string; livemode: boolean },
+  id: string,
+): Promise<TransactionRow> {
+  const [row] = await lockTransactions(tx, [id]);
+  if (!row || row.merchant_id !== owner.merchantId || row.livemode !== owner.livemode) {
+    throw notFound('transaction', id);
+  }
+  return row;
+}
+
+/**
+ * Runs one verb on a transaction the caller owns, under its idempotency key: the row is locked,
+ * the move looked up in the state machine, and the change, ledger, events and jobs written in one
+ * database transaction. A delivery_confirmation transaction is released by its delivery.
+ */
+export async function transitionTransaction(
+  ctx: ServiceContext,
+  merchant: MerchantPrincipal,
+  id: string,
+  verb: TransactionVerb,
+  input: TransitionInput,
+  headerKey: string | undefined,
+): Promise<{ transaction: TransactionView; replayed: boolean }> {
+  if (headerKey !== undefined && input.idempotency_key !== undefined && headerKey !== input.idempotency_key) {
+    throw new ApiError('invalid_request', 'The Idempotency-Key header and idempotency_key field differ.', {
+      param: 'idempotency_key',
+    });
+  }
+  const key = headerKey ?? input.idempotency_key;
+  const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
+  const now = merchantNow(ctx, merchant);
+
+  const outcome = await ctx.db.transaction((tx) =>
+    runIdempotent(
+      tx,
+      key === undefined ? undefined : { ...owner, key },
+      `POST /v1/transactions/${id}/${verb}`,
+      requestFingerprint(input),
+      now,
+      async () => {
+        const row = await lockOwnedTransaction(tx, owner, id);
+        let amountMinor: bigint | undefined;
+        if (input.amount !== undefined) {
+          const parsed = toMinorUnits(input.amount, row.currency as Currency);
+          if (!parsed.ok)
+            throw new ApiError('invalid_request', `amount ${parsed.reason}.`, { param: 'amount' });
+          amountMinor = parsed.minor;
+        }
+        if (verb === 'cancel' && row.status === 'pending_payment' && (await attemptInFlight(tx, id))) {
+          throw new ApiError(
+            'conflict',
+            'A payment for this transaction is in progress; cancel it after the payment succeeds or fails.',
+          );
+        }
+        const [applied] = await applyMoves(ctx, tx, [{ row, action: verb, now, amountMinor }], 'throw');
+        if (
+          verb === 'deliver' &&
+          applied &&
+          applied.after.release_condition.type === 'delivery_confirmation'
+        ) {
+          await applyMoves(ctx, tx, [{ row: applied.after, action: 'release', now }], 'throw');
+        }
+        return { status: 200, resourceType: 'transaction', resourceId: id };
+      },
+    ),
+  );
+  const row = await findTransaction(ctx.db, owner, outcome.resourceId);
+  if (!row) throw notFound('transaction', id);
+  return { transaction: transactionView(ctx, row), replayed: outcome.replayed };
+}

@@ -1,0 +1,120 @@
+import type { Queryable } from './db.ts';
+
+export type JobKind =
+  | 'expire_payment'
+  | 'auto_release'
+  | 'time_release'
+  | 'settle_refund'
+  | 'payment_timeout'
+  | 'rail_callback';
+
+export interface JobRow {
+  id: string;
+  kind: JobKind;
+  merchant_id: string;
+  livemode: boolean;
+  subject_id: string;
+  run_at: Date;
+  payload: Record<string, unknown>;
+  attempts: number;
+}
+
+/** A claimed job, with its merchant's test clock offset so it runs on the merchant's time. */
+export interface ClaimedJob extends JobRow {
+  clock_offset_ms: bigint;
+}
+
+export type NewJob = Omit<JobRow, 'attempts'> & { created_at: Date };
+
+/** Schedules jobs; a job of the same kind for the same subject is replaced (one per subject). */
+export async function scheduleJobs(q: Queryable, jobs: readonly NewJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await q.query(
+    `INSERT INTO scheduled_jobs (id, kind, merchant_id, livemode, subject_id, run_at, payload, created_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::timestamptz[],
+        $7::jsonb[], $8::timestamptz[])
+     ON CONFLICT ON CONSTRAINT scheduled_jobs_one_per_subject
+     DO UPDATE SET run_at = EXCLUDED.run_at, payload = EXCLUDED.payload, attempts = 0, last_error = NULL`,
+    [
+      jobs.map((j) => j.id),
+      jobs.map((j) => j.kind),
+      jobs.map((j) => j.merchant_id),
+      jobs.map((j) => j.livemode),
+      jobs.map((j) => j.subject_id),
+      jobs.map((j) => j.run_at),
+      jobs.map((j) => JSON.stringify(j.payload)),
+      jobs.map((j) => j.created_at),
+    ],
+  );
+}
+
+export interface ClaimFilter {
+  /** Only this merchant's test-mode jobs (the test clock's advance). */
+  merchantId?: string;
+  livemode?: boolean;
+  /** Only jobs about this subject, due or not (the test helper settles a simulated payment at once). */
+  subjectId?: string;
+  limit: number;
+}
+
+/**
+ * Claims due jobs for this database transaction. A job is due when its run_at has passed on its
+ * merchant's clock: the system time, plus the merchant's test clock offset in test mode. Rows
+ * another worker holds are skipped, so workers share the table without waiting on each other.
+ */
+export async function claimDueJobs(q: Queryable, now: Date, filter: ClaimFilter): Promise<ClaimedJob[]> {
+  const { rows } = await q.query<ClaimedJob>(
+    `SELECT j.id, j.kind, j.merchant_id, j.livemode, j.subject_id, j.run_at, j.payload, j.attempts,
+            CASE WHEN j.livemode THEN 0 ELSE m.test_clock_offset_ms END AS clock_offset_ms
+       FROM scheduled_jobs j JOIN merchants m ON m.id = j.merchant_id
+      WHERE (j.run_at <= $1::timestamptz + CASE WHEN j.livemode THEN 0 ELSE m.test_clock_offset_ms END * interval '1 millisecond'
+             OR j.subject_id = $5)
+        AND ($2::text IS NULL OR j.merchant_id = $2)
+        AND ($3::boolean IS NULL OR j.livemode = $3)
+        AND ($5::text IS NULL OR j.subject_id = $5)
+      ORDER BY j.run_at
+      LIMIT $4
+      FOR UPDATE OF j SKIP LOCKED`,
+    [now, filter.merchantId ?? null, filter.livemode ?? null, filter.limit, filter.subjectId ?? null],
+  );
+  return rows;
+}
+
+/** Claims one job by id, due or not, unless another worker holds it. */
+export async function claimJob(q: Queryable, id: string): Promise<ClaimedJob | undefined> {
+  const { rows } = await q.query<ClaimedJob>(
+    `SELECT j.id, j.kind, j.merchant_id, j.livemode, j.subject_id, j.run_at, j.payload, j.attempts,
+            CASE WHEN j.livemode THEN 0 ELSE m.test_clock_offset_ms END AS clock_offset_ms
+       FROM scheduled_jobs j JOIN merchants m ON m.id = j.merchant_id
+      WHERE j.id = $1
+      FOR UPDATE OF j SKIP LOCKED`,
+    [id],
+  );
+  return rows[0];
+}
+
+export async function deleteJobs(q: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await q.query('DELETE FROM scheduled_jobs WHERE id = ANY($1::text[])', [ids]);
+}
+
+/** Removes a subject's pending jobs of the given kinds (their reason has gone). */
+export async function cancelJobs(
+  q: Queryable,
+  subjectIds: readonly string[],
+  kinds: readonly JobKind[],
+): Promise<void> {
+  if (subjectIds.length === 0) return;
+  await q.query('DELETE FROM scheduled_jobs WHERE subject_id = ANY($1::text[]) AND kind = ANY($2::text[])', [
+    subjectIds,
+    kinds,
+  ]);
+}
+
+/** A job that failed unexpectedly is retried later, with its error kept for operators. */
+export async function postponeJob(q: Queryable, id: string, runAt: Date, error: string): Promise<void> {
+  await q.query(
+    'UPDATE scheduled_jobs SET attempts = attempts + 1, run_at = $2, last_error = $3 WHERE id = $1',
+    [id, runAt, error.slice(0, 1000)],
+  );
+}

@@ -1,0 +1,142 @@
+import type { Action } from '../domain/state-machine.ts';
+import { applyMoves, type MoveRequest } from '../operations/apply-moves.ts';
+import type { ServiceContext } from '../operations/context.ts';
+import { applyCollectionResult } from '../operations/payments.ts';
+import type { CollectionResult } from '../rails/collection.ts';
+import type { Queryable } from '../store/db.ts';
+import {
+  type ClaimedJob,
+  type ClaimFilter,
+  claimDueJobs,
+  claimJob,
+  deleteJobs,
+  type JobKind,
+  postponeJob,
+} from '../store/jobs.ts';
+import { attemptInFlight } from '../store/payment-attempts.ts';
+import { lockTransactions } from '../store/transaction-state.ts';
+
+/** Jobs that are a state-machine move of their transaction. */
+const MOVE_OF: Partial<Record<JobKind, Action>> = {
+  expire_payment: 'expire',
+  auto_release: 'auto_release',
+  time_release: 'time_release',
+  settle_refund: 'refund_settled',
+};
+
+const RETRY_DELAY_MS = 60_000;
+
+function jobNow(ctx: ServiceContext, job: ClaimedJob): Date {
+  return new Date(ctx.clock.now().getTime() + Number(job.clock_offset_ms));
+}
+
+function railResult(job: ClaimedJob): CollectionResult {
+  if (job.kind === 'rail_callback') return job.payload as CollectionResult;
+  return {
+    attemptId: job.subject_id,
+    outcome: 'failed',
+    code: 'timeout',
+    message: 'The phone did not answer the payment request in time (M-Pesa 1037).',
+  };
+}
+
+/**
+ * Runs claimed jobs inside the claiming transaction: moves in one batch (a few statements for the
+ * whole batch, the scheduler's hot path), rail results one by one. Returns the jobs to postpone.
+ */
+async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): Promise<ClaimedJob[]> {
+  const moveJobs = jobs.filter((j) => MOVE_OF[j.kind]);
+  const rows = new Map(
+    (
+      await lockTransactions(
+        tx,
+        moveJobs.map((j) => j.subject_id),
+      )
+    ).map((r) => [r.id, r]),
+  );
+  const postponed: ClaimedJob[] = [];
+  const requests: MoveRequest[] = [];
+  for (const job of moveJobs) {
+    const row = rows.get(job.subject_id);
+    const action = MOVE_OF[job.kind];
+    if (!row || !action) continue;
+    // A payment in flight may still succeed: expiry waits for its result.
+    if (job.kind === 'expire_payment' && (await attemptInFlight(tx, row.id))) postponed.push(job);
+    else requests.push({ row, action, now: jobNow(ctx, job) });
+  }
+  await applyMoves(ctx, tx, requests, 'skip');
+  for (const job of jobs.filter((j) => !MOVE_OF[j.kind]))
+    await applyCollectionResult(ctx, tx, railResult(job));
+  return postponed;
+}
+
+async function finish(
+  ctx: ServiceContext,
+  tx: Queryable,
+  jobs: ClaimedJob[],
+  postponed: ClaimedJob[],
+  why: string,
+) {
+  const later = new Set(postponed.map((j) => j.id));
+  for (const job of postponed)
+    await postponeJob(tx, job.id, new Date(jobNow(ctx, job).getTime() + RETRY_DELAY_MS), why);
+  await deleteJobs(
+    tx,
+    jobs.filter((j) => !later.has(j.id)).map((j) => j.id),
+  );
+}
+
+/**
+ * Claims and runs one batch in one database transaction. If the batch fails unexpectedly it is
+ * rolled back and its jobs run one at a time, so one bad job is postponed (with its error kept)
+ * without holding back the others.
+ */
+async function runBatch(ctx: ServiceContext, filter: ClaimFilter): Promise<number> {
+  let claimedIds: string[] = [];
+  try {
+    return await ctx.db.transaction(async (tx) => {
+      const jobs = await claimDueJobs(tx, ctx.clock.now(), filter);
+      claimedIds = jobs.map((j) => j.id);
+      await finish(ctx, tx, jobs, await runJobs(ctx, tx, jobs), 'payment in flight');
+      return jobs.length;
+    });
+  } catch (error) {
+    if (claimedIds.length === 0) throw error;
+    for (const id of claimedIds) {
+      await ctx.db.transaction(async (tx) => {
+        const job = await claimJob(tx, id);
+        if (!job) return;
+        await tx.query('SAVEPOINT job');
+        try {
+          await finish(ctx, tx, [job], await runJobs(ctx, tx, [job]), 'payment in flight');
+        } catch (jobError) {
+          await tx.query('ROLLBACK TO SAVEPOINT job');
+          await postponeJob(
+            tx,
+            job.id,
+            new Date(jobNow(ctx, job).getTime() + RETRY_DELAY_MS),
+            String(jobError),
+          );
+        }
+      });
+    }
+    return claimedIds.length;
+  }
+}
+
+/**
+ * Runs every job due by now (or matching the filter) in batches until none is left; returns how
+ * many ran. Several workers may run this at once: SKIP LOCKED gives each its own jobs.
+ */
+export async function runDueJobs(
+  ctx: ServiceContext,
+  filter: Omit<ClaimFilter, 'limit'> = {},
+  batchSize = 500,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const ran = await runBatch(ctx, { ...filter, limit: batchSize });
+    total += ran;
+    if (ran < batchSize) return total;
+  }
+}
