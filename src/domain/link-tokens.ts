@@ -12,3 +12,8 @@ export function linkToken(secret: string, linkId: string): string {
 export function tokenHash(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
+
+/** The buyer page's token for a transaction: derived like a payment link's, from its own message. */
+export function buyerToken(secret: string, transactionId: string): string {
+  return linkToken(secret, `buyer:${transactionId}`);
+}
