@@ -140,8 +140,27 @@ export interface RunningServer {
   stderr(): string;
   /** Resolves when the process has exited, with its exit code and signal. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Sends SIGTERM (to the whole process group, so `npm start` stops too) and waits for the exit. */
+  /**
+   * Sends SIGTERM to the whole process group (as Ctrl-C reaches npm and the server under `npm start`)
+   * and waits until every process of the group has exited. Returns the direct child's exit.
+   */
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function groupGone(pgid: number): Promise<void> {
+  for (let waited = 0; groupAlive(pgid); waited += 50) {
+    if (waited > 60_000) throw new Error(`process group ${pgid} did not exit after SIGTERM`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 const BANNER = /Safehold is listening on (\S+)/;
@@ -185,7 +204,10 @@ export async function startServer(
       stopped = true;
       process.kill(-child.pid, 'SIGTERM');
     }
-    return exited;
+    const result = await exited;
+    // Under `npm start` the server is a grandchild that may outlive npm: wait for the whole group.
+    if (child.pid !== undefined) await groupGone(child.pid);
+    return result;
   };
   const url = await new Promise<string>((resolvePromise, reject) => {
     const timer = setTimeout(() => {
