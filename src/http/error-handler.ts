@@ -2,6 +2,9 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError } from '../domain/errors.ts';
 import { validationApiError } from './validation.ts';
 
+/** The whole message of every 500: what failed is logged with the request id, never sent. */
+const INTERNAL_MESSAGE = 'Something went wrong on our side. Quote the request_id if you contact support.';
+
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply.code(error.status).send({
@@ -50,11 +53,9 @@ export function frameworkErrorHandler(
   reply: FastifyReply,
 ): void {
   reply.header('X-Request-Id', request.id);
-  sendError(
-    reply,
-    request,
-    toApiError(error) ?? new ApiError('invalid_request', 'The request could not be routed.'),
-  );
+  const known = toApiError(error);
+  if (!known) request.log.error({ err: error }, 'unexpected router error');
+  sendError(reply, request, known ?? new ApiError('internal_error', INTERNAL_MESSAGE));
 }
 
 export function installErrorHandling(app: FastifyInstance, methodsForPath: (path: string) => string[]): void {
@@ -62,14 +63,7 @@ export function installErrorHandling(app: FastifyInstance, methodsForPath: (path
     const known = toApiError(error);
     if (known) return sendError(reply, request, known);
     request.log.error({ err: error }, 'unexpected error');
-    return sendError(
-      reply,
-      request,
-      new ApiError(
-        'internal_error',
-        'Something went wrong on our side. Quote the request_id if you contact support.',
-      ),
-    );
+    return sendError(reply, request, new ApiError('internal_error', INTERNAL_MESSAGE));
   });
 
   app.setNotFoundHandler((request, reply) => {
