@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { newId } from '../domain/ids.ts';
 import type { ServiceContext } from '../operations/context.ts';
+import { webRoutes } from '../web/routes.ts';
 import { installAuth } from './auth.ts';
 import { frameworkErrorHandler, installErrorHandling } from './error-handler.ts';
 import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
@@ -53,6 +54,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(transactionActionRoutes, deps);
   await app.register(paymentLinkRoutes, deps);
   await app.register(testHelperRoutes, deps);
+  await app.register(webRoutes, deps);
   await app.ready();
   return app;
 }
