@@ -1,0 +1,209 @@
+import { ACCOUNTS } from '../domain/ledger.ts';
+import { heldMinor } from '../domain/plan-move.ts';
+import { reachablePairs } from '../domain/state-machine.ts';
+import type { Db, Queryable } from '../store/db.ts';
+import { accountBalances } from '../store/ledger.ts';
+
+/** One way the stored money disagrees with itself. */
+export interface LedgerProblem {
+  check:
+    | 'journal_row'
+    | 'accounts_sum'
+    | 'escrow_balance'
+    | 'entry_owner'
+    | 'held'
+    | 'released'
+    | 'refunded'
+    | 'captured'
+    | 'state';
+  /** What is wrong: a journal row, a transaction or a merchant's currency. */
+  subject: string;
+  message: string;
+}
+
+export interface VerifyOptions {
+  /** Only this merchant's books (both environments). */
+  merchantId?: string;
+  /** Transactions read per query (a large book is walked in pages). */
+  pageSize?: number;
+}
+
+interface TransactionMoneyRow {
+  id: string;
+  merchant_id: string;
+  livemode: boolean;
+  currency: string;
+  status: string;
+  settlement_status: string;
+  amount_minor: bigint;
+  amount_released_minor: bigint;
+  amount_refunded_minor: bigint;
+  captured_minor: bigint;
+  approved_minor: bigint;
+  refunded_minor: bigint;
+  capture_rows: bigint;
+  foreign_rows: bigint;
+}
+
+const MAX_ROW_PROBLEMS = 100;
+const KNOWN_ACCOUNTS: readonly string[] = ACCOUNTS;
+
+function bookOf(b: { merchant_id: string; livemode: boolean; currency: string }): string {
+  return `${b.merchant_id}/${b.livemode ? 'live' : 'test'}/${b.currency}`;
+}
+
+/** Journal rows that could not be part of a sound journal (the schema refuses them too). */
+async function badJournalRows(q: Queryable, merchantId: string | null): Promise<LedgerProblem[]> {
+  const { rows } = await q.query<{
+    id: string;
+    amount_minor: bigint;
+    debit_account: string;
+    credit_account: string;
+  }>(
+    `SELECT id, amount_minor, debit_account, credit_account FROM ledger_entries
+      WHERE ($1::text IS NULL OR merchant_id = $1)
+        AND (amount_minor <= 0 OR debit_account = credit_account
+             OR NOT (debit_account = ANY($2::text[])) OR NOT (credit_account = ANY($2::text[])))
+      ORDER BY id LIMIT $3`,
+    [merchantId, KNOWN_ACCOUNTS, MAX_ROW_PROBLEMS],
+  );
+  return rows.map((r) => ({
+    check: 'journal_row',
+    subject: r.id,
+    message: `journal row moves ${r.amount_minor} from ${r.debit_account} to ${r.credit_account}`,
+  }));
+}
+
+/** The transaction-money checks of one transaction against its own journal rows. */
+function transactionProblems(t: TransactionMoneyRow, pairs: Set<string>): LedgerProblem[] {
+  const problems: LedgerProblem[] = [];
+  const add = (check: LedgerProblem['check'], message: string) =>
+    problems.push({ check, subject: t.id, message });
+
+  if (!pairs.has(`${t.status}/${t.settlement_status}`)) {
+    add(
+      'state',
+      `status ${t.status} with settlement_status ${t.settlement_status} is not in the state machine`,
+    );
+  }
+  if (t.foreign_rows > 0n) {
+    add('entry_owner', `${t.foreign_rows} journal rows belong to another merchant, environment or currency`);
+  }
+  if (t.captured_minor !== 0n && (t.captured_minor !== t.amount_minor || t.capture_rows !== 1n)) {
+    add(
+      'captured',
+      `captured ${t.captured_minor} in ${t.capture_rows} rows; expected nothing or the full ${t.amount_minor} once`,
+    );
+  }
+  const journalHeld = t.captured_minor - t.approved_minor - t.refunded_minor;
+  const rowHeld = heldMinor(t);
+  if (journalHeld < 0n) add('held', `journal holds ${journalHeld}, below zero`);
+  if (rowHeld < 0n) add('held', `the transaction row holds ${rowHeld}, below zero`);
+  if (journalHeld !== rowHeld) {
+    add(
+      'held',
+      `journal holds ${journalHeld} (captured ${t.captured_minor} - approved ${t.approved_minor} - refunded ${t.refunded_minor}) but the ${t.status} row holds ${rowHeld}`,
+    );
+  }
+  if (t.amount_released_minor !== t.approved_minor) {
+    add('released', `amount_released_minor ${t.amount_released_minor}, journal approved ${t.approved_minor}`);
+  }
+  if (t.amount_refunded_minor !== t.refunded_minor) {
+    add('refunded', `amount_refunded_minor ${t.amount_refunded_minor}, journal refunded ${t.refunded_minor}`);
+  }
+  return problems;
+}
+
+async function check(q: Queryable, options: VerifyOptions): Promise<LedgerProblem[]> {
+  const merchantId = options.merchantId ?? null;
+  const pageSize = options.pageSize ?? 5000;
+  const problems = await badJournalRows(q, merchantId);
+
+  // Per book (merchant, environment, currency): every account's balance from the journal.
+  const books = new Map<string, { total: bigint; escrow: bigint }>();
+  for (const b of await accountBalances(q, options.merchantId)) {
+    const book = books.get(bookOf(b)) ?? { total: 0n, escrow: 0n };
+    book.total += b.balance_minor;
+    if (b.account === 'escrow_held') book.escrow += b.balance_minor;
+    books.set(bookOf(b), book);
+  }
+  for (const [book, { total }] of books) {
+    if (total !== 0n) {
+      problems.push({ check: 'accounts_sum', subject: book, message: `accounts sum to ${total}, not 0` });
+    }
+  }
+
+  // Per transaction, in pages by id: the row against its journal rows.
+  const pairs = reachablePairs();
+  const heldPerBook = new Map<string, bigint>();
+  let after = '';
+  for (;;) {
+    const { rows } = await q.query<TransactionMoneyRow>(
+      `SELECT t.id, t.merchant_id, t.livemode, t.currency, t.status, t.settlement_status, t.amount_minor,
+              t.amount_released_minor, t.amount_refunded_minor,
+              coalesce(m.captured, 0)::bigint AS captured_minor,
+              coalesce(m.approved, 0)::bigint AS approved_minor,
+              coalesce(m.refunded, 0)::bigint AS refunded_minor,
+              coalesce(m.capture_rows, 0)::bigint AS capture_rows,
+              coalesce(m.foreign_rows, 0)::bigint AS foreign_rows
+         FROM transactions t
+         LEFT JOIN LATERAL (
+           SELECT sum(l.amount_minor) FILTER (WHERE l.kind = 'capture') AS captured,
+                  sum(l.amount_minor) FILTER (WHERE l.kind = 'approve') AS approved,
+                  sum(l.amount_minor) FILTER (WHERE l.kind = 'refund') AS refunded,
+                  count(*) FILTER (WHERE l.kind = 'capture') AS capture_rows,
+                  count(*) FILTER (WHERE l.merchant_id <> t.merchant_id OR l.livemode <> t.livemode
+                                      OR l.currency <> t.currency) AS foreign_rows
+             FROM ledger_entries l WHERE l.transaction_id = t.id
+         ) m ON true
+        WHERE t.id > $1 AND ($2::text IS NULL OR t.merchant_id = $2)
+        ORDER BY t.id LIMIT $3`,
+      [after, merchantId, pageSize],
+    );
+    for (const t of rows) {
+      problems.push(...transactionProblems(t, pairs));
+      const book = bookOf(t);
+      heldPerBook.set(book, (heldPerBook.get(book) ?? 0n) + heldMinor(t));
+    }
+    const last = rows.at(-1);
+    if (!last || rows.length < pageSize) break;
+    after = last.id;
+  }
+
+  // The escrow account holds exactly what the transactions say is held (it is a liability: negative).
+  for (const book of new Set([...books.keys(), ...heldPerBook.keys()])) {
+    const escrow = books.get(book)?.escrow ?? 0n;
+    const held = heldPerBook.get(book) ?? 0n;
+    if (escrow !== -held) {
+      problems.push({
+        check: 'escrow_balance',
+        subject: book,
+        message: `escrow_held balance ${escrow}, but the transactions hold ${held}`,
+      });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Recomputes the books from the journal and compares them with the transactions (the check
+ * behind `safehold ledger verify`). Returns every problem found; an empty list means sound:
+ *
+ * - every journal row moves a positive amount between two different, known accounts;
+ * - per merchant, environment and currency, the accounts sum to zero;
+ * - per transaction, captured - approved - refunded equals what the row says is held (heldMinor),
+ *   and neither is negative; amount_released_minor and amount_refunded_minor equal the approved
+ *   and refunded totals; the capture is nothing or the full amount, once; its journal rows are in
+ *   its own merchant, environment and currency;
+ * - every transaction's (status, settlement_status) is a pair the state machine can produce;
+ * - per book, the escrow_held balance equals the sum of what its transactions hold.
+ *
+ * Everything is read in one read-only, repeatable-read database transaction, so writes running
+ * alongside cannot make a sound book look unsound.
+ */
+export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise<LedgerProblem[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    return check(tx, options);
+  });
+}
