@@ -5,9 +5,14 @@ import { linkToken, tokenHash } from '../domain/link-tokens.ts';
 import { buildNewTransaction } from '../domain/new-transaction.ts';
 import { INITIAL_STATE } from '../domain/transaction-states.ts';
 import type { CreateTransactionInput, TransactionView } from '../schemas/transaction.ts';
-import { insertEvent } from '../store/events.ts';
-import { insertPaymentLink } from '../store/payment-links.ts';
-import { findTransaction, findTransactionByReference, insertTransaction } from '../store/transactions.ts';
+import type { Queryable } from '../store/db.ts';
+import {
+  findTransaction,
+  findTransactionByReference,
+  insertTransactionWithLinkAndEvent,
+  newTransactionRow,
+  type TransactionRow,
+} from '../store/transactions.ts';
 import { assertPublicUrl } from './callback-url-guard.ts';
 import type { ServiceContext } from './context.ts';
 import { runIdempotent } from './idempotent.ts';
@@ -49,9 +54,12 @@ export async function createTransaction(
   const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
   const fingerprint = requestFingerprint(input);
 
-  const outcome = await ctx.db.transaction(async (tx) =>
+  // Without an idempotency key the create is one statement, atomic by itself, so it runs without
+  // BEGIN and COMMIT; with a key, the key's claim and completion share a transaction with it.
+  let created: TransactionRow | undefined;
+  const run = (q: Queryable) =>
     runIdempotent(
-      tx,
+      q,
       key === undefined ? undefined : { ...owner, key },
       OPERATION,
       fingerprint,
@@ -59,7 +67,8 @@ export async function createTransaction(
       async () => {
         const id = newId('transaction', now.getTime());
         const linkId = newId('paymentLink', now.getTime());
-        const row = await insertTransaction(tx, {
+        const eventId = newId('event', now.getTime());
+        const fields = newTransactionRow({
           id,
           merchant_id: merchant.merchantId,
           livemode: merchant.livemode,
@@ -80,9 +89,39 @@ export async function createTransaction(
           request_fingerprint: fingerprint,
           created_at: now,
         });
+        const row = await insertTransactionWithLinkAndEvent(
+          q,
+          fields,
+          {
+            id: linkId,
+            transaction_id: id,
+            merchant_id: merchant.merchantId,
+            livemode: merchant.livemode,
+            token_hash: tokenHash(linkToken(ctx.linkSecret, linkId)),
+            expires_at: new Date(now.getTime() + ctx.paymentWindowSeconds * 1000),
+            created_at: now,
+          },
+          {
+            id: eventId,
+            merchant_id: merchant.merchantId,
+            livemode: merchant.livemode,
+            type: 'transaction.created',
+            service_transaction_id: id,
+            payload: {
+              event_id: eventId,
+              event_type: 'transaction.created',
+              occurred_at: now.toISOString(),
+              service_transaction_id: id,
+              merchant_reference: fields.merchant_reference,
+              merchant_order_id: fields.merchant_order_id,
+              data: transactionView(ctx, fields),
+            },
+            created_at: now,
+          },
+        );
         if (!row) {
           // merchant_reference already taken: the same body is a replay, another body a conflict.
-          const existing = await findTransactionByReference(tx, owner, fresh.merchantReference ?? '');
+          const existing = await findTransactionByReference(q, owner, fresh.merchantReference ?? '');
           if (!existing || existing.request_fingerprint !== fingerprint) {
             throw new ApiError(
               'conflict',
@@ -92,39 +131,14 @@ export async function createTransaction(
           }
           return { status: 200, resourceType: 'transaction', resourceId: existing.id };
         }
-        await insertPaymentLink(tx, {
-          id: linkId,
-          transaction_id: id,
-          merchant_id: merchant.merchantId,
-          livemode: merchant.livemode,
-          token_hash: tokenHash(linkToken(ctx.linkSecret, linkId)),
-          expires_at: new Date(now.getTime() + ctx.paymentWindowSeconds * 1000),
-          created_at: now,
-        });
-        const eventId = newId('event', now.getTime());
-        await insertEvent(tx, {
-          id: eventId,
-          merchant_id: merchant.merchantId,
-          livemode: merchant.livemode,
-          type: 'transaction.created',
-          service_transaction_id: id,
-          payload: {
-            event_id: eventId,
-            event_type: 'transaction.created',
-            occurred_at: now.toISOString(),
-            service_transaction_id: id,
-            merchant_reference: row.merchant_reference,
-            merchant_order_id: row.merchant_order_id,
-            data: transactionView(ctx, row),
-          },
-          created_at: now,
-        });
+        created = row;
         return { status: 201, resourceType: 'transaction', resourceId: id };
       },
-    ),
-  );
+    );
+  const outcome = key === undefined ? await run(ctx.db) : await ctx.db.transaction(run);
 
-  const row = await findTransaction(ctx.db, owner, outcome.resourceId);
+  // A fresh create answers with the row it inserted; a replay reads the committed original.
+  const row = created ?? (await findTransaction(ctx.db, owner, outcome.resourceId));
   if (!row) throw new Error(`transaction ${outcome.resourceId} vanished after create`);
   return { transaction: transactionView(ctx, row), replayed: outcome.replayed || outcome.status === 200 };
 }

@@ -1,0 +1,483 @@
+/**
+ * Load benchmark of POST /v1/transactions (npm run bench). See bench/README.md for the method.
+ *
+ * In one go it measures three targets, each a real server in its own child process, with this
+ * process as the load generator (autocannon), so the client never takes the server's event loop:
+ *   bare      a Fastify route returning a constant (bench/bare-server.ts): the floor
+ *   pglite    `safehold serve` on a PGlite folder in a temp directory
+ *   postgres  `safehold serve` on a fresh PostgreSQL database, dropped at the end
+ * Every create has a distinct merchant_reference, sent with the key of a merchant whose rate
+ * limit is raised. After each target the database is counted: one transaction, one payment link
+ * and one transaction.created event per 201, or the run fails.
+ *
+ * Options: --connections 32 --duration 12 --warmup 4 --rounds 1 --targets bare,pglite,postgres
+ * PostgreSQL: BENCH_DATABASE_URL, else DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres
+ * (any database on the server: the benchmark creates its own beside it and drops it).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { openPglite } from '../src/store/pglite.ts';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const CLI = join(ROOT, 'bin', 'safehold.js');
+const NODE = process.execPath;
+
+const { values: args } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '32' },
+    duration: { type: 'string', default: '12' },
+    warmup: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '1' },
+    targets: { type: 'string', default: 'bare,pglite,postgres' },
+  },
+});
+const CONNECTIONS = Number(args.connections);
+const DURATION = Number(args.duration);
+const WARMUP = Number(args.warmup);
+const ROUNDS = Number(args.rounds);
+const TARGETS = args.targets.split(',').map((t) => t.trim());
+const ADMIN_URL =
+  process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Round {
+  createsPerSecond: number;
+  p50: number;
+  p99: number;
+  ok: number;
+  failed: number;
+  /** Server process CPU over the round, in percent of one core. */
+  serverCpu: number | undefined;
+  /** CPU of the PostgreSQL backends serving the server's pool, in percent of one core. */
+  dbCpu: number | undefined;
+  /** CPU of this process, the load generator, in percent of one core. */
+  clientCpu: number;
+}
+
+interface Outcome {
+  target: string;
+  rounds: Round[];
+  note?: string;
+}
+
+interface Running {
+  url: string;
+  child: ChildProcess;
+  headers: Record<string, string>;
+  /** Process ids of the database backends serving this server (PostgreSQL on this machine). */
+  dbPids?: () => Promise<number[]>;
+  /** Checks the database after the server stopped: rows made must match 201s answered. */
+  verify?: (expected: number) => Promise<void>;
+  cleanup: () => Promise<void>;
+}
+
+// ---------------------------------------------------------------- processes
+
+const children = new Set<ChildProcess>();
+const cleanups: Array<() => Promise<void>> = [];
+
+async function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => ok(port));
+    });
+  });
+}
+
+function runCli(env: NodeJS.ProcessEnv, argv: string[]): Promise<string> {
+  return new Promise((ok, fail) => {
+    const child = spawn(NODE, [CLI, ...argv], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    child.on('error', fail);
+    child.on('exit', (code) =>
+      code === 0 ? ok(out) : fail(new Error(`safehold ${argv.join(' ')} exited ${code}: ${err}`)),
+    );
+  });
+}
+
+/** Starts a server process and waits until GET /healthz answers. */
+async function startProcess(script: string, argv: string[], env: NodeJS.ProcessEnv, port: number) {
+  const child = spawn(NODE, [script, ...argv], { env, cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  child.on('exit', () => children.delete(child));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${script} exited ${child.exitCode}: ${stderr}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) return { child, url };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${script} did not answer /healthz within 60 s: ${stderr}`);
+}
+
+/** SIGTERM (graceful shutdown), then SIGKILL if it has not exited within 15 s. */
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** User+system CPU seconds of a process so far (Linux /proc; undefined elsewhere). */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the command: state is field 3, utime 14 and stime 15 (1-based over the whole line).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+function totalCpuSeconds(pids: number[]): number | undefined {
+  let total = 0;
+  for (const pid of pids) {
+    const seconds = cpuSeconds(pid);
+    if (seconds === undefined) return undefined;
+    total += seconds;
+  }
+  return pids.length > 0 ? total : undefined;
+}
+
+const percentOf = (before: number | undefined, after: number | undefined, seconds: number) =>
+  before === undefined || after === undefined ? undefined : (100 * (after - before)) / seconds;
+
+// ---------------------------------------------------------------- targets
+
+const BODY = {
+  amount: 1500.5,
+  currency: 'KES',
+  title: 'Used phone, 128 GB',
+  customer: { name: 'Amina Otieno', phone: '+254712345678', email: 'amina@example.com' },
+  seller_email: 'seller@example.com',
+  metadata: { channel: 'bench' },
+};
+
+async function startBare(): Promise<Running> {
+  const port = await freePort();
+  const { child, url } = await startProcess(
+    join(ROOT, 'bench', 'bare-server.ts'),
+    [],
+    { ...process.env, PORT: String(port) },
+    port,
+  );
+  return { url, child, headers: {}, cleanup: async () => {} };
+}
+
+async function merchantKey(env: NodeJS.ProcessEnv): Promise<string> {
+  const created = JSON.parse(
+    await runCli(env, [
+      'merchant',
+      'create',
+      '--name',
+      'Bench Merchant',
+      '--email',
+      'bench@example.com',
+      '--json',
+    ]),
+  ) as { merchant_id: string; test_key: string };
+  await runCli(env, ['merchant', 'rate-limit', created.merchant_id, '100000000']);
+  return created.test_key;
+}
+
+function serverEnv(port: number, database: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', ...database };
+  delete env.REDIS_URL; // in-process rate limit: the benchmark measures the create path
+  delete env.DATABASE_SCHEMA;
+  if (!('DATABASE_URL' in database)) delete env.DATABASE_URL;
+  return env;
+}
+
+async function countRows(q: { query: (sql: string) => Promise<{ rows: Array<Record<string, unknown>> }> }) {
+  const { rows } = await q.query(
+    `SELECT (SELECT count(*) FROM transactions) AS transactions,
+            (SELECT count(*) FROM payment_links) AS links,
+            (SELECT count(*) FROM events WHERE type = 'transaction.created') AS events`,
+  );
+  const row = rows[0] ?? {};
+  return { transactions: Number(row.transactions), links: Number(row.links), events: Number(row.events) };
+}
+
+/**
+ * Every transaction has its link and its event, and there is one per 201 the client saw, plus at
+ * most one per connection and load run for requests still in flight when a run's clock stopped.
+ */
+function checkCounts(counts: { transactions: number; links: number; events: number }, answered: number) {
+  const inFlight = CONNECTIONS * (ROUNDS + 1);
+  const { transactions, links, events } = counts;
+  if (
+    links !== transactions ||
+    events !== transactions ||
+    transactions < answered ||
+    transactions > answered + inFlight
+  ) {
+    throw new Error(`database holds ${JSON.stringify(counts)} but the server answered ${answered} creates`);
+  }
+}
+
+async function startPglite(): Promise<Running> {
+  const dir = mkdtempSync(join(tmpdir(), 'safehold-bench-'));
+  const remove = async () => rmSync(dir, { recursive: true, force: true });
+  cleanups.push(remove);
+  const port = await freePort();
+  const env = serverEnv(port, { DATA_DIR: dir });
+  const key = await merchantKey(env);
+  const { child, url } = await startProcess(CLI, ['serve'], env, port);
+  return {
+    url,
+    child,
+    headers: { authorization: `Bearer ${key}` },
+    verify: async (expected) => {
+      const db = await openPglite(dir);
+      try {
+        checkCounts(await countRows(db), expected);
+      } finally {
+        await db.close();
+      }
+    },
+    cleanup: remove,
+  };
+}
+
+async function startPostgres(): Promise<Running> {
+  const name = `safehold_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const drop = async () => {
+    const client = new pg.Client({ connectionString: ADMIN_URL });
+    await client.connect();
+    try {
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    } finally {
+      await client.end();
+    }
+  };
+  cleanups.push(drop);
+  const databaseUrl = new URL(ADMIN_URL);
+  databaseUrl.pathname = `/${name}`;
+  const port = await freePort();
+  const env = serverEnv(port, { DATABASE_URL: databaseUrl.toString() });
+  const key = await merchantKey(env);
+  const { child, url } = await startProcess(CLI, ['serve'], env, port);
+  return {
+    url,
+    child,
+    headers: { authorization: `Bearer ${key}` },
+    verify: async (expected) => {
+      const client = new pg.Client({ connectionString: databaseUrl.toString() });
+      await client.connect();
+      try {
+        checkCounts(await countRows(client), expected);
+      } finally {
+        await client.end();
+      }
+    },
+    dbPids: async () => {
+      const client = new pg.Client({ connectionString: ADMIN_URL });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ pid: number }>(
+          'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [name],
+        );
+        return rows.map((r) => r.pid);
+      } finally {
+        await client.end();
+      }
+    },
+    cleanup: drop,
+  };
+}
+
+async function postgresReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------- load
+
+let sequence = 0;
+const runId = randomBytes(3).toString('hex');
+
+function load(target: Running, seconds: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: target.url,
+    connections: CONNECTIONS,
+    duration: seconds,
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/transactions',
+        headers: { ...target.headers, 'content-type': 'application/json' },
+        setupRequest: (request) => ({
+          ...request,
+          body: JSON.stringify({ ...BODY, merchant_reference: `bench-${runId}-${++sequence}` }),
+        }),
+      },
+    ],
+  });
+}
+
+async function measure(name: string, start: () => Promise<Running>): Promise<Outcome> {
+  const target = await start();
+  const rounds: Round[] = [];
+  let created = 0;
+  try {
+    const warm = await load(target, WARMUP);
+    created += warm['2xx'];
+    for (let i = 0; i < ROUNDS; i++) {
+      const dbPids = (await target.dbPids?.()) ?? [];
+      const cpuBefore = cpuSeconds(target.child.pid);
+      const dbBefore = totalCpuSeconds(dbPids);
+      const clientBefore = process.cpuUsage();
+      const result = await load(target, DURATION);
+      const client = process.cpuUsage(clientBefore);
+      const cpuAfter = cpuSeconds(target.child.pid);
+      const dbAfter = totalCpuSeconds(dbPids);
+      created += result['2xx'];
+      rounds.push({
+        createsPerSecond: result['2xx'] / result.duration,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        ok: result['2xx'],
+        failed: result.non2xx + result.errors + result.timeouts,
+        serverCpu: percentOf(cpuBefore, cpuAfter, result.duration),
+        dbCpu: percentOf(dbBefore, dbAfter, result.duration),
+        clientCpu: (client.user + client.system) / 10_000 / result.duration,
+      });
+      const last = rounds[rounds.length - 1];
+      if (last && last.failed > 0) {
+        const codes = JSON.stringify(result.statusCodeStats ?? {});
+        throw new Error(`${name}: ${last.failed} requests failed (status codes ${codes})`);
+      }
+      process.stderr.write(`  ${name} round ${i + 1}: ${last?.createsPerSecond.toFixed(0)} req/s\n`);
+    }
+  } finally {
+    await stopProcess(target.child);
+  }
+  try {
+    await target.verify?.(created);
+  } finally {
+    await target.cleanup();
+  }
+  return { target: name, rounds };
+}
+
+// ---------------------------------------------------------------- report
+
+function best(rounds: Round[]): Round | undefined {
+  return [...rounds].sort((a, b) => b.createsPerSecond - a.createsPerSecond)[0];
+}
+
+function report(outcomes: Outcome[]): string {
+  const bare = best(outcomes.find((o) => o.target === 'bare')?.rounds ?? []);
+  const pad = (s: string, n: number) => s.padStart(n);
+  const lines = [
+    `POST /v1/transactions, ${CONNECTIONS} connections, ${DURATION} s per round after ${WARMUP} s warm-up, ` +
+      `${ROUNDS} round(s); best round shown, spread of creates/s in brackets`,
+    '',
+    `${'target'.padEnd(9)}${pad('creates/s', 11)}${pad('spread', 15)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}` +
+      `${pad('vs bare', 9)}${pad('server CPU', 12)}${pad('db CPU', 8)}${pad('client CPU', 12)}${pad('CPU ms/req', 12)}`,
+  ];
+  for (const o of outcomes) {
+    const b = best(o.rounds);
+    if (!b) {
+      lines.push(`${o.target.padEnd(9)}  skipped: ${o.note ?? 'no result'}`);
+      continue;
+    }
+    const rates = o.rounds.map((r) => r.createsPerSecond);
+    const spread = `${Math.min(...rates).toFixed(0)}-${Math.max(...rates).toFixed(0)}`;
+    const ratio = bare ? `${((100 * b.createsPerSecond) / bare.createsPerSecond).toFixed(0)}%` : '-';
+    const percent = (value: number | undefined) => (value === undefined ? '-' : `${value.toFixed(0)}%`);
+    const perRequest =
+      b.serverCpu === undefined
+        ? '-'
+        : ((10 * (b.serverCpu + (b.dbCpu ?? 0))) / b.createsPerSecond).toFixed(2);
+    lines.push(
+      `${o.target.padEnd(9)}${pad(b.createsPerSecond.toFixed(0), 11)}${pad(spread, 15)}${pad(String(b.p50), 9)}` +
+        `${pad(String(b.p99), 9)}${pad(ratio, 9)}${pad(percent(b.serverCpu), 12)}${pad(percent(b.dbCpu), 8)}` +
+        `${pad(percent(b.clientCpu), 12)}${pad(perRequest, 12)}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const starters: Record<string, () => Promise<Running>> = {
+    bare: startBare,
+    pglite: startPglite,
+    postgres: startPostgres,
+  };
+  const outcomes: Outcome[] = [];
+  for (const name of TARGETS) {
+    const start = starters[name];
+    if (!start) throw new Error(`unknown target '${name}' (bare, pglite, postgres)`);
+    if (name === 'postgres' && !(await postgresReachable())) {
+      outcomes.push({ target: name, rounds: [], note: `PostgreSQL not reachable at ${ADMIN_URL}` });
+      continue;
+    }
+    process.stderr.write(`${name}: starting\n`);
+    outcomes.push(await measure(name, start));
+  }
+  process.stdout.write(`${report(outcomes)}\n`);
+}
+
+async function shutdown(): Promise<void> {
+  await Promise.allSettled([...children].map(stopProcess));
+  await Promise.allSettled(cleanups.map((c) => c()));
+}
+
+process.on('SIGINT', () => {
+  void shutdown().then(() => process.exit(130));
+});
+
+try {
+  await main();
+} catch (error) {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+} finally {
+  await shutdown();
+}
