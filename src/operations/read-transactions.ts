@@ -30,6 +30,12 @@ export async function listTransactionViews(
   merchant: MerchantPrincipal,
   filter: ListTransactionsFilter,
 ): Promise<{ object: 'list'; data: TransactionView[]; has_more: boolean }> {
+  if (filter.starting_after !== undefined && filter.ending_before !== undefined) {
+    throw invalid(
+      'ending_before',
+      'Give starting_after or ending_before, not both: they page in opposite directions.',
+    );
+  }
   const { rows, hasMore } = await listTransactions(ctx.db, ownerOf(merchant), {
     limit: filter.limit ?? 20,
     startingAfter: filter.starting_after,

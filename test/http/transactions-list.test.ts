@@ -278,6 +278,16 @@ describe('GET /v1/transactions and /v1/transactions/:id', () => {
       });
     }
 
+    it('refuses starting_after and ending_before together with 400 naming ending_before', async () => {
+      const a = all[2]?.service_transaction_id;
+      const b = all[8]?.service_transaction_id;
+      assertInvalid(
+        await get(`/v1/transactions?starting_after=${a}&ending_before=${b}`),
+        'ending_before',
+        /not both/,
+      );
+    });
+
     it('takes limit=1 and limit=100', async () => {
       assert.equal((await list('limit=1')).data.length, 1);
       assert.equal((await list('limit=100')).data.length, COUNT);
