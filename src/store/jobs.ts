@@ -98,17 +98,24 @@ export async function deleteJobs(q: Queryable, ids: readonly string[]): Promise<
   await q.query('DELETE FROM scheduled_jobs WHERE id = ANY($1::text[])', [ids]);
 }
 
-/** Removes a subject's pending jobs of the given kinds (their reason has gone). */
+/**
+ * Removes a subject's pending jobs of the given kinds (their reason has gone). A job a worker has
+ * claimed is left to it: the caller already holds the subject's lock, which the worker takes next,
+ * so waiting for the job's lock would deadlock. The worker then finds under that lock that its
+ * move no longer applies (or its attempt has finished), skips it and deletes the job.
+ */
 export async function cancelJobs(
   q: Queryable,
   subjectIds: readonly string[],
   kinds: readonly JobKind[],
 ): Promise<void> {
   if (subjectIds.length === 0) return;
-  await q.query('DELETE FROM scheduled_jobs WHERE subject_id = ANY($1::text[]) AND kind = ANY($2::text[])', [
-    subjectIds,
-    kinds,
-  ]);
+  await q.query(
+    `DELETE FROM scheduled_jobs WHERE id IN (
+       SELECT id FROM scheduled_jobs WHERE subject_id = ANY($1::text[]) AND kind = ANY($2::text[])
+       FOR UPDATE SKIP LOCKED)`,
+    [subjectIds, kinds],
+  );
 }
 
 /** A job that failed unexpectedly is retried later, with its error kept for operators. */
