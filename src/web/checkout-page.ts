@@ -1,6 +1,6 @@
 import type { AttemptSummary, Checkout, FieldErrors } from '../operations/checkout.ts';
 import { formatMoney } from './format.ts';
-import { type HtmlValue, html, type SafeHtml } from './html.ts';
+import { type HtmlValue, html, raw, type SafeHtml } from './html.ts';
 import type { Page } from './layout.ts';
 import { protectionTerms, reviewWindowText } from './protection.ts';
 import { PAGE_SCRIPT } from './scripts.ts';
@@ -19,6 +19,10 @@ export interface FormState {
   message?: string;
   phone?: string;
 }
+
+const SHIELD_ICON = raw(
+  '<svg aria-hidden="true" width="20" height="20" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><path d="M12 22s8-4 8-10V5l-8-3-8 3v7c0 6 8 10 8 10z"/><path d="m9 12 2 2 4-4"/></svg>',
+);
 
 export const payPath = (token: string) => `/pay/${encodeURIComponent(token)}`;
 
@@ -40,7 +44,7 @@ function page(
   };
 }
 
-function summary(checkout: Checkout, heading: 'h1' | 'h2'): SafeHtml {
+function summary(checkout: Checkout, heading: 'h1' | 'h2', shield = false): SafeHtml {
   const title =
     heading === 'h1'
       ? html`<h1 id="summary-title">${checkout.title}</h1>`
@@ -49,6 +53,7 @@ function summary(checkout: Checkout, heading: 'h1' | 'h2'): SafeHtml {
 ${title}
 <p class="amount">${formatMoney(checkout.amountMinor, checkout.currency)}</p>
 <dl class="facts"><dt>Seller</dt><dd>${checkout.sellerName}</dd></dl>
+${shield ? html`<p class="shield">${SHIELD_ICON}<span><strong>Protected payment.</strong> Safehold holds your money and pays ${checkout.sellerName} only on the terms below.</span></p>` : null}
 </section>`;
 }
 
@@ -87,10 +92,10 @@ ${fieldError(id, error)}
 
 function failureNotice(attempt: AttemptSummary | null): HtmlValue {
   if (attempt?.status !== 'failed') return null;
-  const how = attempt.method === 'card' ? `card ending ${attempt.last4}` : `phone ending ${attempt.last4}`;
+  const how = attempt.method === 'card' ? `Card ending ${attempt.last4}` : `Phone ending ${attempt.last4}`;
   return html`<div class="notice error" role="alert">
 <h2 id="failure-title" tabindex="-1" data-autofocus>The payment did not go through</h2>
-<p>${attempt.failureMessage ?? 'The payment failed.'} (${how})</p>
+<p>${how}: ${attempt.failureMessage ?? 'the payment failed.'}</p>
 <p>You have not been charged. You can try again below.</p>
 </div>`;
 }
@@ -115,7 +120,7 @@ export function payablePage(token: string, checkout: Checkout, form: FormState =
     ? html`<div class="notice error" role="alert">
 <h2 id="error-title" tabindex="-1" data-autofocus>Please check the payment details</h2>
 ${form.message ? html`<p>${form.message}</p>` : null}
-${Object.values(errors).map((e) => html`<p>${e}</p>`)}
+${Object.entries(errors).map(([field, e]) => html`<p><a href="#${field}">${e}</a></p>`)}
 </div>`
     : failureNotice(checkout.lastAttempt);
   const base = payPath(token);
@@ -124,8 +129,7 @@ ${Object.values(errors).map((e) => html`<p>${e}</p>`)}
     status,
     `Pay ${checkout.title}`,
     html`${errorSummary}
-${summary(checkout, 'h1')}
-${protection(checkout, false)}
+${summary(checkout, 'h1', true)}
 <section class="card" aria-labelledby="pay-title">
 <h2 id="pay-title">Pay</h2>
 <form method="post" action="${base}/mobile-money" aria-labelledby="mm-title">
@@ -166,7 +170,8 @@ ${input({
 <button type="submit">Pay ${amount} by card</button>
 </form>
 ${testHints(checkout)}
-</section>`,
+</section>
+${protection(checkout, false)}`,
   );
 }
 

@@ -14,6 +14,7 @@ html{-webkit-text-size-adjust:100%}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1b1f24;background:#f3f5f7}
 a{color:#0b57a4}
 a:focus-visible,button:focus-visible,input:focus-visible,summary:focus-visible,[tabindex]:focus-visible{outline:3px solid #f5a400;outline-offset:2px}
+main:focus,[data-autofocus]:focus{outline:none}
 .skip{position:absolute;left:-999px;top:0;background:#fff;padding:.5rem 1rem;z-index:1}
 .skip:focus{left:.5rem;top:.5rem}
 header.top{background:#0f2a44;color:#fff;padding:.75rem 1rem}
@@ -57,6 +58,8 @@ button.danger:hover{background:#8c1d17}
 @media (prefers-reduced-motion:reduce){.spinner{animation:none;border-top-color:#c8d4e0}}
 .badge{display:inline-block;font-size:.8rem;font-weight:700;padding:.1rem .5rem;border-radius:1rem;background:#e8f1fb;color:#0a2d55}
 .challenge-frame{border:3px dashed #c98a00}
+.shield{display:flex;gap:.5rem;align-items:flex-start;background:#e7f5ec;border-radius:.5rem;padding:.5rem .75rem;margin:.75rem 0 0;color:#0d3d1d;font-size:.95rem}
+.shield svg{flex:none;margin-top:.15rem}
 `;
 
 export interface Page {
@@ -112,6 +115,7 @@ export function renderPage(page: Page, nonce: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
+<link rel="icon" href="data:,">
 <title>${page.title} · Safehold</title>
 ${refresh}
 <style nonce="${nonce}">${raw(CSS)}</style>

@@ -210,7 +210,7 @@ describe('the checkout page', () => {
     assert.match(failed.body, /The payment did not go through/);
     assert.match(
       failed.body,
-      /The buyer cancelled the payment on the phone \(M-Pesa 1032\)\. \(phone ending 1032\)/,
+      /Phone ending 1032: The buyer cancelled the payment on the phone \(M-Pesa 1032\)\./,
     );
     assert.match(failed.body, /You have not been charged/);
     assert.match(failed.body, /action="[^"]+\/mobile-money"/);
@@ -255,7 +255,7 @@ describe('the checkout page', () => {
     assert.equal(post.statusCode, 303);
     const page = await getPage(h, `/pay/${p.token}`);
     assert.equal(page.statusCode, 200);
-    assert.match(page.body, /The card was declined\. \(card ending 0002\)/);
+    assert.match(page.body, /Card ending 0002: The card was declined\./);
     assert.match(page.body, /action="[^"]+\/card"/);
     assert.equal((await status(p.token)).state, 'payable');
     assert.equal((await transaction(p.id)).status, 'pending_payment');
