@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import { applyMoves } from '../../src/operations/apply-moves.ts';
 import type { CreatedMerchant } from '../../src/operations/manage-merchants.ts';
+import { claimDueJobs, deleteJobs } from '../../src/store/jobs.ts';
+import { lockTransactions } from '../../src/store/transaction-state.ts';
 import { runDueJobs } from '../../src/worker/run-due-jobs.ts';
 import { DB_KIND, type Harness, json, startHarness } from '../helpers/harness.ts';
 import {
@@ -243,6 +246,50 @@ describe(`racing operations have exactly one winner (${DB_KIND})`, () => {
       await sound(merchant);
     }
     t.diagnostic(`winners: ${JSON.stringify(wins)}`);
+  });
+
+  it('a release does not wait for a worker holding its auto-release job, so the two cannot deadlock', {
+    skip: DB_KIND === 'pglite' && 'PGlite runs one database transaction at a time',
+  }, async () => {
+    const merchant = await h.newMerchant();
+    const id = await delivered(merchant, { satisfaction_days: 1 });
+    await setClockOffset(h.ctx.db, merchant.merchant_id, DAY_MS + 60_000);
+    // A worker, step by step: it claims the due job, and only then locks the transaction.
+    await h.ctx.db.transaction(async (tx) => {
+      const claimed = await claimDueJobs(tx, h.clock.now(), { merchantId: merchant.merchant_id, limit: 10 });
+      assert.deepEqual(
+        claimed.map((j) => j.kind),
+        ['auto_release'],
+      );
+      const { rows } = await tx.query<{ xid: string }>('SELECT pg_current_xact_id()::xid::text AS xid');
+      const worker = rows[0]?.xid;
+      let answered = false;
+      const release = Promise.resolve(post(merchant, `/v1/transactions/${id}/release`)).finally(() => {
+        answered = true;
+      });
+      // Until the release answers, check it is not queued behind the worker's locks.
+      while (!answered) {
+        const waiting = await h.ctx.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_locks
+              WHERE locktype = 'transactionid' AND NOT granted AND transactionid::text = $1`,
+          [worker],
+        );
+        if (waiting.rows[0]?.n) assert.fail('the release waits for the job the worker holds');
+      }
+      assert.equal((await release).statusCode, 200);
+      // The worker goes on: under the transaction's lock the auto-release no longer applies.
+      const locked = await lockTransactions(tx, [id]);
+      assert.equal(locked[0]?.status, 'confirmed');
+      const now = new Date(h.clock.now().getTime() + DAY_MS + 60_000);
+      const requests = locked.map((row) => ({ row, action: 'auto_release' as const, now }));
+      assert.deepEqual(await applyMoves(h.ctx, tx, requests, 'skip'), []);
+      await deleteJobs(
+        tx,
+        claimed.map((j) => j.id),
+      );
+    });
+    assert.deepEqual(await journalKinds(h.ctx.db, id), { approve: 1, capture: 1 });
+    await sound(merchant);
   });
 
   it('two workers over the same 200 due releases move each transaction exactly once', async () => {
