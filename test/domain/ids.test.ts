@@ -5,8 +5,8 @@ import { hasPrefix, ID_PREFIXES, type IdKind, newId } from '../../src/domain/ids
 const CROCKFORD = '[0-9ABCDEFGHJKMNPQRSTVWXYZ]';
 
 describe('ids', () => {
-  it('uses the prefixes resolutions 1 lists', () => {
-    assert.deepEqual(ID_PREFIXES, {
+  it('uses the prefixes resolutions 1 lists, and no two kinds share a prefix', () => {
+    const listed = {
       transaction: 'txn',
       paymentLink: 'plink',
       dispute: 'dsp',
@@ -18,7 +18,13 @@ describe('ids', () => {
       apiKey: 'key',
       merchant: 'mch',
       request: 'req',
-    });
+    };
+    for (const [kind, prefix] of Object.entries(listed)) {
+      assert.equal(ID_PREFIXES[kind as IdKind], prefix, kind);
+    }
+    const prefixes = Object.values(ID_PREFIXES);
+    assert.equal(new Set(prefixes).size, prefixes.length);
+    for (const prefix of prefixes) assert.match(prefix, /^[a-z]+$/);
   });
 
   for (const kind of Object.keys(ID_PREFIXES) as IdKind[]) {
