@@ -99,8 +99,11 @@ export async function serve(config: Config): Promise<void> {
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
     try {
+      // Stop accepting connections at once (Node also drops idle keep-alive ones); Fastify's close
+      // then waits for the requests in flight and answers each with Connection: close.
+      app.server.close();
+      logger.info({ signal }, 'shutting down: no new connections; finishing the requests in flight');
       await app.close();
       redis?.disconnect();
       await ctx.db.close();

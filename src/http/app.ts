@@ -31,7 +31,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     genReqId: () => newId('request'),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
-    return503OnClosing: true,
+    // While closing, Fastify answers with Connection: close and, with this option on, a bare 503
+    // body outside our error envelope. Off, a request that reaches an open connection during the
+    // drain is served normally (and its connection then closed), which is what a graceful stop means.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
