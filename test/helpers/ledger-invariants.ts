@@ -42,18 +42,33 @@ export interface StatusChange {
   settlement_status: string;
 }
 
-/** The transaction.status_changed events of one transaction, oldest first. */
+/**
+ * The transaction.status_changed events of one transaction, oldest first. Events written in one
+ * database transaction share a timestamp and their ids are random within a millisecond, so the
+ * order is the chain of previous_status to status (a status is never entered twice); events
+ * that do not fit the chain (duplicates) come last, so a test comparing the list sees them.
+ */
 export async function statusChanges(db: Db, transactionId: string): Promise<StatusChange[]> {
   const { rows } = await db.query<{ payload: StatusChange }>(
     `SELECT payload FROM events WHERE service_transaction_id = $1 AND type = 'transaction.status_changed'
       ORDER BY created_at, id`,
     [transactionId],
   );
-  return rows.map(({ payload: p }) => ({
+  const left = rows.map(({ payload: p }) => ({
     previous_status: p.previous_status,
     status: p.status,
     settlement_status: p.settlement_status,
   }));
+  const chain: StatusChange[] = [];
+  let current = 'pending_payment';
+  for (;;) {
+    const i = left.findIndex((c) => c.previous_status === current);
+    if (i < 0) break;
+    const [next] = left.splice(i, 1) as [StatusChange];
+    chain.push(next);
+    current = next.status;
+  }
+  return [...chain, ...left];
 }
 
 /** How many journal rows of each kind a transaction has. */
