@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Db, Queryable, QueryResult } from './db.ts';
+import { type Db, isUniqueViolation, type Queryable, type QueryResult } from './db.ts';
 
 const INT8 = 20;
 
@@ -74,6 +74,16 @@ function wrap(client: pg.Pool | pg.PoolClient, statements: Statements, inTransac
   };
 }
 
+async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
+  try {
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  } catch (error) {
+    // IF NOT EXISTS is not atomic: of two processes creating it at once, one fails on the catalogue's
+    // unique index. The schema then exists, which is all we asked for.
+    if (!isUniqueViolation(error)) throw error;
+  }
+}
+
 export async function openPostgres(options: PostgresOptions): Promise<Db> {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
@@ -88,7 +98,12 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
   });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
-  if (options.schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
+  if (options.schema) {
+    await createSchema(pool, options.schema).catch(async (error: unknown) => {
+      await pool.end();
+      throw error;
+    });
+  }
   const statements = new Statements();
   const base = wrap(pool, statements, false);
   return {
