@@ -160,6 +160,25 @@ describe('checkout and buyer pages in Chromium', { skip: SKIP }, () => {
     await finish(page, 'card-declined');
   });
 
+  it('works with scripts turned off: plain form posts, and the page refreshes itself until paid', async () => {
+    const { id, path } = await createPurchase();
+    const noScript = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      javaScriptEnabled: false,
+    });
+    try {
+      const page = await noScript.newPage();
+      await page.goto(`${server.url}${path}`);
+      await payByPhone(page, '+254711000222');
+      await page.getByRole('heading', { name: 'Paid' }).waitFor(WAIT);
+      assert.equal(await statusOf(id), 'reserved');
+      await page.screenshot({ path: `${ARTIFACTS}no-script-phone-paid.png`, fullPage: true });
+    } finally {
+      await noScript.close();
+    }
+  });
+
   it('the buyer confirms receipt on the buyer page', async () => {
     const { id } = await createPurchase({ satisfaction_days: 5 });
     const paid = await server.api({

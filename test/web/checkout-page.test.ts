@@ -371,6 +371,27 @@ describe('the checkout page', () => {
     assert.equal(await attempts(p.id), 1);
   });
 
+  it('in live mode shows no test banner or test numbers, and says so on the form when no live rail is configured', async () => {
+    const merchant = await h.newMerchant({ verified: true });
+    const res = await h.request({
+      method: 'POST',
+      url: '/v1/transactions',
+      key: merchant.live_key,
+      payload: { amount: 100, title: 'Live item' },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const id = String(json(res).service_transaction_id);
+    const token = new URL(String(json(res).payment_link)).pathname.split('/').pop() ?? '';
+    const page = await getPage(h, `/pay/${token}`);
+    assert.equal(page.statusCode, 200);
+    assert.ok(!page.body.includes('Test mode'));
+    assert.ok(!page.body.includes('Test phone numbers'));
+    const post = await postForm(h, `/pay/${token}/mobile-money`, { phone: '+254700000000' });
+    assert.equal(post.statusCode, 400);
+    assert.match(post.body, /No live payment rail is configured on this server/);
+    assert.equal(await attempts(id), 0);
+  });
+
   it('answers 401 authentication_failed in the error envelope for a bad token on the JSON status endpoint', async () => {
     for (const token of ['short', 'B'.repeat(43)]) {
       const res = await getPage(h, `/pay/${token}/status`);
