@@ -405,3 +405,68 @@ function releaseBody(amount: ReleaseAmount, s: Snapshot | undefined): Record<str
       return { amount: 0 };
   }
 }
+
+describe(`verifyLedger finds books that do not add up (${DB_KIND})`, () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(() => h.close());
+
+  it('reports a wrong released amount, a state outside the table, a double capture and a foreign journal row', async () => {
+    const merchant = await h.newMerchant();
+    const bystander = await h.newMerchant();
+    const post = (m: CreatedMerchant, url: string, payload: Record<string, unknown> = {}) =>
+      h.request({ method: 'POST', url, payload, key: m.test_key });
+    const reserved = async (m: CreatedMerchant, pay = true) => {
+      const id = String(
+        json(await post(m, '/v1/transactions', { amount: 100, title: 'Books' })).service_transaction_id,
+      );
+      if (pay) {
+        const res = await post(m, `/v1/test_helpers/transactions/${id}/pay`, {
+          method: 'card',
+          card_number: CARDS.succeeds,
+        });
+        assert.equal(json(res).status, 'reserved');
+      }
+      return id;
+    };
+    const [released, outside, doubled, foreign] = [
+      await reserved(merchant),
+      await reserved(merchant, false),
+      await reserved(merchant),
+      await reserved(merchant),
+    ];
+    await reserved(bystander);
+    assert.deepEqual(await verifyLedger(h.ctx.db, { merchantId: merchant.merchant_id }), []);
+
+    const db = h.ctx.db;
+    await db.query('UPDATE transactions SET amount_released_minor = 2500 WHERE id = $1', [released]);
+    await db.query(`UPDATE transactions SET status = 'confirmed' WHERE id = $1`, [outside]);
+    const journal = (id: string, txn: string, currency: string, kind: string) =>
+      db.query(
+        `INSERT INTO ledger_entries (id, merchant_id, livemode, currency, transaction_id, kind, debit_account,
+            credit_account, amount_minor, created_at)
+         VALUES ($1, $2, false, $3, $4, $5, 'rail_clearing', 'escrow_held', 10000, now())`,
+        [id, merchant.merchant_id, currency, txn, kind],
+      );
+    await journal('le_test_double', doubled, 'KES', 'capture');
+    await journal('le_test_foreign', foreign, 'UGX', 'adjustment');
+
+    const problems = await verifyLedger(db, { merchantId: merchant.merchant_id });
+    const found = (subject: string) =>
+      problems
+        .filter((p) => p.subject === subject)
+        .map((p) => p.check)
+        .sort();
+    assert.deepEqual(found(released), ['held', 'released']);
+    assert.deepEqual(found(outside), ['held', 'state']);
+    assert.deepEqual(found(doubled), ['captured', 'held']);
+    assert.deepEqual(found(foreign), ['entry_owner']);
+    const book = `${merchant.merchant_id}/test/KES`;
+    assert.deepEqual(found(book), ['escrow_balance']);
+    // Only this merchant's books are wrong.
+    assert.deepEqual(await verifyLedger(db, { merchantId: bystander.merchant_id }), []);
+    assert.equal((await verifyLedger(db)).length, problems.length);
+  });
+});
