@@ -51,7 +51,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   let count = 0;
   const newMerchant = (o: { verified?: boolean; name?: string } = {}) =>
-    createMerchant(ctx, { name: o.name ?? `Merchant ${++count}`, email: `m${count}@example.com`, verified: o.verified });
+    createMerchant(ctx, {
+      name: o.name ?? `Merchant ${++count}`,
+      email: `m${count}@example.com`,
+      verified: o.verified,
+    });
   const merchant = await newMerchant();
   return {
     app,
