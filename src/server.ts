@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { connectRedis, openContext } from './bootstrap.ts';
 import { type Config, defaultPublicUrl } from './config.ts';
@@ -66,6 +67,23 @@ function portOf(url: string): number {
   return Number(new URL(url).port);
 }
 
+/** Listens, turning the usual start-up failures into a message that says what to do. */
+async function listen(app: FastifyInstance, config: Config): Promise<void> {
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE')
+      throw new Error(
+        `Port ${config.port} on ${config.host} is already in use (another Safehold?). ` +
+          'Stop that process or choose another port, e.g. PORT=3001 npm start.',
+      );
+    if (code === 'EACCES')
+      throw new Error(`Not allowed to listen on port ${config.port}; choose a port above 1023 with PORT.`);
+    throw error;
+  }
+}
+
 export async function serve(config: Config): Promise<void> {
   const logger = pino({ level: config.logLevel });
   const ctx = await openContext(config);
@@ -73,27 +91,38 @@ export async function serve(config: Config): Promise<void> {
   redis?.on('error', (error) =>
     logger.warn({ err: error }, 'redis error; rate limits fall back to this process'),
   );
-  const app = await buildApp({
-    ctx,
-    rateLimiter: createRateLimiter(redis),
-    defaultRateLimitPerMinute: config.rateLimitPerMinute,
-    logger,
-  });
-  const demo = await seedDemo(ctx);
-  await app.listen({ port: config.port, host: config.host });
-  const url = listeningUrl(app.server.address(), config.host);
-  // With PORT=0 the port is known only now; a defaulted public URL follows it. This runs before
-  // the event loop can hand the server its first request.
-  if (config.publicUrl === defaultPublicUrl(config.port)) ctx.publicUrl = defaultPublicUrl(portOf(url));
-  const where = config.databaseUrl
-    ? `PostgreSQL (DATABASE_URL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''})`
-    : `PGlite in ${resolve(config.dataDir)}`;
-  const publicNote = ctx.publicUrl === url ? '' : `; public URL ${ctx.publicUrl}`;
-  // One write, so a reader of the pipe sees the banner and the first-start keys together.
-  process.stdout.write(
-    `Safehold is listening on ${url} (data: ${where}${publicNote}); API docs at ${url}/docs\n` +
-      (demo ? `${demoBanner(demo, url)}\n` : ''),
-  );
+  let app: FastifyInstance | undefined;
+  try {
+    app = await buildApp({
+      ctx,
+      rateLimiter: createRateLimiter(redis),
+      defaultRateLimitPerMinute: config.rateLimitPerMinute,
+      logger,
+    });
+    await listen(app, config);
+    const url = listeningUrl(app.server.address(), config.host);
+    // With PORT=0 the port is known only now; a defaulted public URL follows it. This runs before
+    // the event loop can hand the server its first request.
+    if (config.publicUrl === defaultPublicUrl(config.port)) ctx.publicUrl = defaultPublicUrl(portOf(url));
+    // Seeded only once the port is ours: a first start that fails must not use up the one showing of the keys.
+    const demo = await seedDemo(ctx);
+    const where = config.databaseUrl
+      ? `PostgreSQL (DATABASE_URL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''})`
+      : `PGlite in ${resolve(config.dataDir)}`;
+    const publicNote = ctx.publicUrl === url ? '' : `; public URL ${ctx.publicUrl}`;
+    // One write, so a reader of the pipe sees the banner and the first-start keys together.
+    process.stdout.write(
+      `Safehold is listening on ${url} (data: ${where}${publicNote}); API docs at ${url}/docs\n` +
+        (demo ? `${demoBanner(demo, url)}\n` : ''),
+    );
+  } catch (error) {
+    // Release the database (and the PGlite folder's lock) before the error ends the process.
+    await app?.close().catch(() => {});
+    redis?.disconnect();
+    await ctx.db.close();
+    throw error;
+  }
+  const server = app;
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -102,9 +131,9 @@ export async function serve(config: Config): Promise<void> {
     try {
       // Stop accepting connections at once (Node also drops idle keep-alive ones); Fastify's close
       // then waits for the requests in flight and answers each with Connection: close.
-      app.server.close();
+      server.server.close();
       logger.info({ signal }, 'shutting down: no new connections; finishing the requests in flight');
-      await app.close();
+      await server.close();
       redis?.disconnect();
       await ctx.db.close();
       process.exit(0);
