@@ -13,7 +13,7 @@ import {
   type JobKind,
   postponeJob,
 } from '../store/jobs.ts';
-import { attemptInFlight } from '../store/payment-attempts.ts';
+import { attemptInFlight, lockAttempt } from '../store/payment-attempts.ts';
 import { lockTransactions } from '../store/transaction-state.ts';
 
 /** Jobs that are a state-machine move of their transaction. */
@@ -46,13 +46,20 @@ function railResult(job: ClaimedJob): CollectionResult {
  */
 async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): Promise<ClaimedJob[]> {
   const moveJobs = jobs.filter((j) => MOVE_OF[j.kind]);
+  const railJobs = jobs.filter((j) => !MOVE_OF[j.kind]);
+  // One lock order for every path: payment attempts, then transactions (in id order), as a rail
+  // result arriving through the API takes them. Locking an expiring transaction before its
+  // attempt would deadlock with a payment completing at that moment.
+  const attemptTransactions: string[] = [];
+  for (const attemptId of [...new Set(railJobs.map((j) => j.subject_id))].sort()) {
+    const attempt = await lockAttempt(tx, attemptId);
+    if (attempt) attemptTransactions.push(attempt.transaction_id);
+  }
   const rows = new Map(
-    (
-      await lockTransactions(
-        tx,
-        moveJobs.map((j) => j.subject_id),
-      )
-    ).map((r) => [r.id, r]),
+    (await lockTransactions(tx, [...moveJobs.map((j) => j.subject_id), ...attemptTransactions])).map((r) => [
+      r.id,
+      r,
+    ]),
   );
   const postponed: ClaimedJob[] = [];
   const requests: MoveRequest[] = [];
@@ -65,8 +72,7 @@ async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): 
     else requests.push({ row, action, now: jobNow(ctx, job) });
   }
   await applyMoves(ctx, tx, requests, 'skip');
-  for (const job of jobs.filter((j) => !MOVE_OF[j.kind]))
-    await applyCollectionResult(ctx, tx, railResult(job));
+  for (const job of railJobs) await applyCollectionResult(ctx, tx, railResult(job));
   return postponed;
 }
 

@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { applyMoves } from '../../src/operations/apply-moves.ts';
 import type { CreatedMerchant } from '../../src/operations/manage-merchants.ts';
-import { claimDueJobs, deleteJobs } from '../../src/store/jobs.ts';
+import { reportCollectionResult, startPayment } from '../../src/operations/payments.ts';
+import { claimDueJobs, deleteJobs, scheduleJobs } from '../../src/store/jobs.ts';
 import { lockTransactions } from '../../src/store/transaction-state.ts';
 import { runDueJobs } from '../../src/worker/run-due-jobs.ts';
 import { DB_KIND, type Harness, json, startHarness } from '../helpers/harness.ts';
@@ -290,6 +291,71 @@ describe(`racing operations have exactly one winner (${DB_KIND})`, () => {
     });
     assert.deepEqual(await journalKinds(h.ctx.db, id), { approve: 1, capture: 1 });
     await sound(merchant);
+  });
+
+  it('a card payment completing while the scheduler expires the window and times out the attempt: one outcome, no deadlock', async (t) => {
+    const outcomes = { paid: 0, timed_out: 0 };
+    for (let i = 0; i < ITERATIONS; i++) {
+      const merchant = await h.newMerchant();
+      const created = await post(merchant, '/v1/transactions', { amount: 1000, title: 'Race' });
+      const id = String(json(created).service_transaction_id);
+      // The buyer is at the 3-D Secure challenge: the attempt waits, with its timeout scheduled.
+      const attempt = await startPayment(h.ctx, id, { method: 'card', card_number: '4000000000003220' });
+      assert.equal(attempt.status, 'requires_action');
+      // The payment window's expiry falls due too (made due now, whether or not create wrote it).
+      const now = h.clock.now();
+      await scheduleJobs(h.ctx.db, [
+        {
+          id: `job_race_${i}_${merchant.merchant_id}`,
+          kind: 'expire_payment',
+          merchant_id: merchant.merchant_id,
+          livemode: false,
+          subject_id: id,
+          run_at: now,
+          payload: {},
+          created_at: now,
+        },
+      ]);
+      await setClockOffset(h.ctx.db, merchant.merchant_id, 120_000);
+      // The buyer passes the challenge just as a worker runs both due jobs.
+      const [answer, worker] = await Promise.allSettled(
+        i % 2 === 0
+          ? [
+              reportCollectionResult(h.ctx, { attemptId: attempt.id, outcome: 'succeeded' }),
+              runDueJobs(h.ctx, { merchantId: merchant.merchant_id }),
+            ]
+          : [
+              runDueJobs(h.ctx, { merchantId: merchant.merchant_id }).then(() => undefined),
+              reportCollectionResult(h.ctx, { attemptId: attempt.id, outcome: 'succeeded' }),
+            ],
+      );
+      assert.equal(answer.status, 'fulfilled', String(answer.status === 'rejected' && answer.reason));
+      assert.equal(worker.status, 'fulfilled', String(worker.status === 'rejected' && worker.reason));
+      const final = await transaction(merchant, id);
+      const { rows } = await h.ctx.db.query<{ status: string; failure_code: string | null }>(
+        'SELECT status, failure_code FROM payment_attempts WHERE id = $1',
+        [attempt.id],
+      );
+      const jobs = (
+        await h.ctx.db.query<{ kind: string }>('SELECT kind FROM scheduled_jobs WHERE subject_id = $1', [id])
+      ).rows.map((j) => j.kind);
+      if (final.status === 'reserved') {
+        outcomes.paid++;
+        assert.equal(rows[0]?.status, 'succeeded');
+        assert.deepEqual(await journalKinds(h.ctx.db, id), { capture: 1 });
+        assert.deepEqual(jobs, [], 'a paid transaction does not expire');
+      } else {
+        // The timeout ran first: the attempt failed (a late success is ignored), and the expiry,
+        // which waits while a payment is in flight, was put off to run after it.
+        outcomes.timed_out++;
+        assert.deepEqual(rows[0], { status: 'failed', failure_code: 'timeout' });
+        assert.equal(final.status, 'pending_payment');
+        assert.deepEqual(await journalKinds(h.ctx.db, id), {});
+        assert.deepEqual(jobs, ['expire_payment']);
+      }
+      await sound(merchant);
+    }
+    t.diagnostic(`outcomes: ${JSON.stringify(outcomes)}`);
   });
 
   it('two workers over the same 200 due releases move each transaction exactly once', async () => {
