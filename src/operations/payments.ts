@@ -142,12 +142,19 @@ export async function startPayment(
  * Applies a rail's result to its attempt, inside the caller's database transaction: success
  * captures the transaction (pending_payment to reserved, funds into escrow); failure leaves it
  * payable. Repeated results are ignored, so a rail that calls back twice changes nothing twice.
+ *
+ * Lock order, as everywhere: the transaction, then its attempt. startPayment holds the
+ * transaction while its insert waits on an attempt being finished, so taking the attempt first
+ * here would deadlock with a second payment started at that moment.
  */
 export async function applyCollectionResult(
   ctx: ServiceContext,
   tx: Queryable,
   result: CollectionResult,
 ): Promise<void> {
+  const found = await findAttempt(tx, result.attemptId);
+  if (!found) return;
+  await lockTransactions(tx, [found.transaction_id]);
   const attempt = await lockAttempt(tx, result.attemptId);
   if (!attempt || (attempt.status !== 'pending' && attempt.status !== 'requires_action')) return;
   const clock = await findMerchantClock(tx, attempt.merchant_id);

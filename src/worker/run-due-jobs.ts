@@ -13,7 +13,7 @@ import {
   type JobKind,
   postponeJob,
 } from '../store/jobs.ts';
-import { attemptInFlight, lockAttempt } from '../store/payment-attempts.ts';
+import { attemptInFlight, findAttempt } from '../store/payment-attempts.ts';
 import { lockTransactions } from '../store/transaction-state.ts';
 
 /** Jobs that are a state-machine move of their transaction. */
@@ -47,12 +47,12 @@ function railResult(job: ClaimedJob): CollectionResult {
 async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): Promise<ClaimedJob[]> {
   const moveJobs = jobs.filter((j) => MOVE_OF[j.kind]);
   const railJobs = jobs.filter((j) => !MOVE_OF[j.kind]);
-  // One lock order for every path: payment attempts, then transactions (in id order), as a rail
-  // result arriving through the API takes them. Locking an expiring transaction before its
-  // attempt would deadlock with a payment completing at that moment.
+  // One lock order for every path: transactions (all at once, in id order), then payment
+  // attempts (applyCollectionResult). Taking a rail job's transaction only after the batch's
+  // others could deadlock with a payment completing at that moment, or with another worker.
   const attemptTransactions: string[] = [];
-  for (const attemptId of [...new Set(railJobs.map((j) => j.subject_id))].sort()) {
-    const attempt = await lockAttempt(tx, attemptId);
+  for (const job of railJobs) {
+    const attempt = await findAttempt(tx, job.subject_id);
     if (attempt) attemptTransactions.push(attempt.transaction_id);
   }
   const rows = new Map(

@@ -141,6 +141,30 @@ describe(`racing operations have exactly one winner (${DB_KIND})`, () => {
     await sound(merchant);
   });
 
+  it('three payments at once on one transaction: one captures it, the others are conflicts', async () => {
+    const merchant = await h.newMerchant();
+    for (let i = 0; i < ITERATIONS; i++) {
+      const created = await post(merchant, '/v1/transactions', { amount: 1000, title: 'Race' });
+      const id = String(json(created).service_transaction_id);
+      const pay = (instrument: Record<string, unknown>) =>
+        Promise.resolve(post(merchant, `/v1/test_helpers/transactions/${id}/pay`, instrument));
+      const card = { method: 'card', card_number: '4242424242424242' };
+      const phone = { method: 'mobile_money', phone: '+254700000000' };
+      const responses = await Promise.all(
+        i % 2 === 0 ? [pay(card), pay(phone), pay(card)] : [pay(phone), pay(card), pay(phone)],
+      );
+      const winner = oneWinner(responses);
+      assert.equal(json(responses[winner] as LightMyRequestResponse).status, 'reserved');
+      assert.deepEqual(await journalKinds(h.ctx.db, id), { capture: 1 });
+      const { rows } = await h.ctx.db.query<{ status: string; n: number }>(
+        'SELECT status, count(*)::int AS n FROM payment_attempts WHERE transaction_id = $1 GROUP BY status',
+        [id],
+      );
+      assert.deepEqual(rows, [{ status: 'succeeded', n: 1 }]);
+    }
+    await sound(merchant);
+  });
+
   it('two full releases at once on a delivered transaction: one releases, the other is a conflict', async () => {
     const merchant = await h.newMerchant();
     for (let i = 0; i < ITERATIONS; i++) {
