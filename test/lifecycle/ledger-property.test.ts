@@ -210,7 +210,8 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
                 ? {
                     type: 'time_based',
                     review_window_days: o.windowDays,
-                    release_at: new Date(h.clock.now().getTime() + o.releaseInSeconds * 1000).toISOString(),
+                    // On the merchant's clock, which advance steps move.
+                    release_at: new Date((await merchantNow()) + o.releaseInSeconds * 1000).toISOString(),
                   }
                 : { type: o.condition, review_window_days: o.windowDays },
           };
