@@ -11,7 +11,6 @@ import { type StateUpdate, updateStates } from '../store/transaction-state.ts';
 import type { TransactionRow } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
 import { statusChangedEvent, transactionEvent } from './event-payloads.ts';
-import { transactionView } from './transaction-view.ts';
 
 export interface MoveRequest {
   /** The transaction as locked in this database transaction. */
@@ -137,12 +136,9 @@ export async function applyMoves(
       });
     }
     if (after.status !== before.status) {
-      const view = transactionView(ctx, after);
-      events.push(statusChangedEvent(view, before.status, after.merchant_id, at));
-      if (after.status === 'reserved')
-        events.push(transactionEvent('transaction.paid', view, after.merchant_id, at));
-      if (after.status === 'released')
-        events.push(transactionEvent('transaction.completed', view, after.merchant_id, at));
+      events.push(statusChangedEvent(ctx, after, before.status, at));
+      if (after.status === 'reserved') events.push(transactionEvent(ctx, 'transaction.paid', after, at));
+      if (after.status === 'released') events.push(transactionEvent(ctx, 'transaction.completed', after, at));
     }
     jobs.push(...followUpJobs(request.action, after, at));
     for (const kind of OBSOLETE_AFTER[request.action] ?? []) {

@@ -1,7 +1,7 @@
 import { requestFingerprint } from '../domain/canonical-json.ts';
 import { ApiError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { linkToken, tokenHash } from '../domain/link-tokens.ts';
+import { buyerToken, linkToken, tokenHash } from '../domain/link-tokens.ts';
 import { buildNewTransaction } from '../domain/new-transaction.ts';
 import { INITIAL_STATE } from '../domain/transaction-states.ts';
 import type { CreateTransactionInput, TransactionView } from '../schemas/transaction.ts';
@@ -15,7 +15,9 @@ import {
 } from '../store/transactions.ts';
 import { assertPublicUrl } from './callback-url-guard.ts';
 import type { ServiceContext } from './context.ts';
+import { transactionEvent } from './event-payloads.ts';
 import { runIdempotent } from './idempotent.ts';
+import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { transactionView } from './transaction-view.ts';
 
@@ -37,7 +39,7 @@ export async function createTransaction(
   input: CreateTransactionInput,
   headerKey: string | undefined,
 ): Promise<CreateTransactionResult> {
-  const now = ctx.clock.now();
+  const now = merchantNow(ctx, merchant);
   const fresh = buildNewTransaction(input, {
     defaultCurrency: merchant.defaultCurrency,
     livemode: merchant.livemode,
@@ -67,7 +69,6 @@ export async function createTransaction(
       async () => {
         const id = newId('transaction', now.getTime());
         const linkId = newId('paymentLink', now.getTime());
-        const eventId = newId('event', now.getTime());
         const fields = newTransactionRow({
           id,
           merchant_id: merchant.merchantId,
@@ -86,6 +87,7 @@ export async function createTransaction(
           callback_url: fresh.callbackUrl,
           metadata: fresh.metadata,
           payment_link_id: linkId,
+          buyer_token_hash: tokenHash(buyerToken(ctx.linkSecret, id)),
           request_fingerprint: fingerprint,
           created_at: now,
         });
@@ -101,22 +103,10 @@ export async function createTransaction(
             expires_at: new Date(now.getTime() + ctx.paymentWindowSeconds * 1000),
             created_at: now,
           },
+          transactionEvent(ctx, 'transaction.created', fields, now),
           {
-            id: eventId,
-            merchant_id: merchant.merchantId,
-            livemode: merchant.livemode,
-            type: 'transaction.created',
-            service_transaction_id: id,
-            payload: {
-              event_id: eventId,
-              event_type: 'transaction.created',
-              occurred_at: now.toISOString(),
-              service_transaction_id: id,
-              merchant_reference: fields.merchant_reference,
-              merchant_order_id: fields.merchant_order_id,
-              data: transactionView(ctx, fields),
-            },
-            created_at: now,
+            jobId: newId('job', now.getTime()),
+            runAt: new Date(now.getTime() + ctx.paymentWindowSeconds * 1000),
           },
         );
         if (!row) {

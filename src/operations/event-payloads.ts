@@ -1,48 +1,79 @@
 import { newId } from '../domain/ids.ts';
-import type { TransactionView } from '../schemas/transaction.ts';
 import type { NewEvent } from '../store/events.ts';
+import type { TransactionRow } from '../store/transactions.ts';
+import type { ServiceContext } from './context.ts';
+import { buyerLinkUrl, paymentLinkUrl, transactionView } from './transaction-view.ts';
 
-/** The fields every event carries (resolutions 9), around the object it reports. */
+type Urls = Pick<ServiceContext, 'publicUrl' | 'linkSecret'>;
+
+/**
+ * Link tokens are kept only as hashes, so a stored event's transaction carries no link URLs;
+ * they are rebuilt from the ids below when the event is read or delivered (hydrateEventPayload).
+ */
+interface RedactedLinks {
+  payment_link_id: string;
+  transaction_id: string;
+}
+
+/** The fields every event carries (resolutions 9), around the transaction it reports. */
 export function transactionEvent(
+  ctx: Urls,
   type: string,
-  view: TransactionView,
-  merchantId: string,
+  row: TransactionRow,
   at: Date,
   extra: Record<string, unknown> = {},
 ): NewEvent {
   const id = newId('event', at.getTime());
+  const { payment_link: _link, buyer_link: _buyer, ...data } = transactionView(ctx, row);
+  const redacted: RedactedLinks = { payment_link_id: row.payment_link_id, transaction_id: row.id };
   return {
     id,
-    merchant_id: merchantId,
-    livemode: view.livemode,
+    merchant_id: row.merchant_id,
+    livemode: row.livemode,
     type,
-    service_transaction_id: view.service_transaction_id,
+    service_transaction_id: row.id,
     created_at: at,
     payload: {
       event_id: id,
       event_type: type,
       occurred_at: at.toISOString(),
-      service_transaction_id: view.service_transaction_id,
-      merchant_reference: view.merchant_reference,
-      merchant_order_id: view.merchant_order_id,
+      service_transaction_id: row.id,
+      merchant_reference: row.merchant_reference,
+      merchant_order_id: row.merchant_order_id,
       ...extra,
-      data: view,
+      data,
+      _links: redacted,
     },
   };
 }
 
 /** transaction.status_changed: every field of spec 2.3 at top level, plus data. */
 export function statusChangedEvent(
-  view: TransactionView,
+  ctx: Urls,
+  row: TransactionRow,
   previousStatus: string,
-  merchantId: string,
   at: Date,
 ): NewEvent {
-  return transactionEvent('transaction.status_changed', view, merchantId, at, {
+  const view = transactionView(ctx, row);
+  return transactionEvent(ctx, 'transaction.status_changed', row, at, {
     previous_status: previousStatus,
     status: view.status,
     settlement_status: view.settlement_status,
     amount: view.amount,
     currency: view.currency,
   });
+}
+
+/** A stored payload as the merchant sees it: the transaction's link URLs rebuilt in place. */
+export function hydrateEventPayload(ctx: Urls, stored: Record<string, unknown>): Record<string, unknown> {
+  const { _links, ...payload } = stored as { _links?: RedactedLinks } & Record<string, unknown>;
+  if (!_links || typeof payload.data !== 'object' || payload.data === null) return payload;
+  return {
+    ...payload,
+    data: {
+      ...(payload.data as Record<string, unknown>),
+      payment_link: paymentLinkUrl(ctx, _links.payment_link_id),
+      buyer_link: buyerLinkUrl(ctx, _links.transaction_id),
+    },
+  };
 }

@@ -9,6 +9,7 @@ import {
   finishAttempt,
   insertAttempt,
   lockAttempt,
+  markAttemptStarted,
   type PaymentAttemptRow,
 } from '../store/payment-attempts.ts';
 import { lockTransactions } from '../store/transaction-state.ts';
@@ -128,10 +129,7 @@ export async function startPayment(
       message: answer.message,
     });
   } else {
-    await ctx.db.query(
-      'UPDATE payment_attempts SET status = $2, rail_reference = $3 WHERE id = $1 AND status = $4',
-      [attemptId, answer.status, answer.railReference, 'pending'],
-    );
+    await ctx.db.transaction((tx) => markAttemptStarted(tx, attemptId, answer.status, answer.railReference));
   }
   const attempt = await findAttempt(ctx.db, attemptId);
   if (!attempt) throw new Error(`attempt ${attemptId} vanished`);

@@ -1,4 +1,4 @@
-import { linkToken } from '../domain/link-tokens.ts';
+import { buyerToken, linkToken } from '../domain/link-tokens.ts';
 import { type Currency, toMajorUnits } from '../domain/money.ts';
 import type { SettlementStatus, TransactionStatus } from '../domain/transaction-states.ts';
 import type { TransactionView } from '../schemas/transaction.ts';
@@ -10,6 +10,14 @@ export function paymentLinkUrl(
   linkId: string,
 ): string {
   return `${ctx.publicUrl}/pay/${linkToken(ctx.linkSecret, linkId)}`;
+}
+
+/** The buyer page of a transaction (confirm receipt); its token is separate from the payment link's. */
+export function buyerLinkUrl(
+  ctx: Pick<ServiceContext, 'publicUrl' | 'linkSecret'>,
+  transactionId: string,
+): string {
+  return `${ctx.publicUrl}/buyer/${buyerToken(ctx.linkSecret, transactionId)}`;
 }
 
 /** The API's transaction object (resolutions 4): major-unit amounts beside their minor units. */
@@ -35,7 +43,9 @@ export function transactionView(
     release_condition: row.release_condition,
     review_deadline: row.review_deadline?.toISOString() ?? null,
     payment_link: paymentLinkUrl(ctx, row.payment_link_id),
+    buyer_link: buyerLinkUrl(ctx, row.id),
     payment_method: row.payment_method,
+    last_payment_attempt: row.last_payment_attempt,
     amount_released: toMajorUnits(row.amount_released_minor, currency),
     amount_refunded: toMajorUnits(row.amount_refunded_minor, currency),
     callback_url: row.callback_url,

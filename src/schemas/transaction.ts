@@ -125,7 +125,25 @@ export const TransactionObject = Type.Object({
   }),
   review_deadline: Nullable(Timestamp),
   payment_link: Type.String({ description: 'Share-safe checkout URL for the buyer.' }),
+  buyer_link: Type.String({
+    description:
+      "The buyer's page (confirm receipt); give it to the buyer only. E-mailed to customer.email when mail is configured.",
+  }),
   payment_method: Nullable(Type.Object({ type: Type.String() }, { additionalProperties: true })),
+  last_payment_attempt: Nullable(
+    Type.Object(
+      {
+        id: Type.String(),
+        method: Type.String(),
+        status: Type.Enum(['pending', 'requires_action', 'succeeded', 'failed']),
+        instrument_last4: Type.String({ description: 'Last four digits of the phone or card.' }),
+        failure_code: Nullable(Type.String()),
+        failure_message: Nullable(Type.String()),
+        created_at: Timestamp,
+      },
+      { description: 'The latest try to pay; failed, cancelled and timed-out tries stay visible here.' },
+    ),
+  ),
   amount_released: Type.Number(),
   amount_refunded: Type.Number(),
   callback_url: Nullable(Type.String()),

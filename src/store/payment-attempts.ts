@@ -37,10 +37,36 @@ export async function insertAttempt(q: Queryable, a: PaymentAttemptRow): Promise
       a.updated_at,
     ],
   );
-  await q.query('UPDATE transactions SET last_payment_attempt_id = $2 WHERE id = $1', [
-    a.transaction_id,
-    a.id,
-  ]);
+  await syncLastAttempt(q, a.id);
+}
+
+/** Copies an attempt's summary onto its transaction, which shows its latest attempt. */
+async function syncLastAttempt(q: Queryable, attemptId: string): Promise<void> {
+  await q.query(
+    `UPDATE transactions t
+        SET last_payment_attempt_id = a.id,
+            last_payment_attempt = jsonb_build_object(
+              'id', a.id, 'method', a.method, 'status', a.status, 'instrument_last4', a.instrument,
+              'failure_code', a.failure_code, 'failure_message', a.failure_message,
+              'created_at', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+       FROM payment_attempts a
+      WHERE a.id = $1 AND t.id = a.transaction_id`,
+    [attemptId],
+  );
+}
+
+/** Records the rail's first answer to an attempt still pending (a push sent, a challenge needed). */
+export async function markAttemptStarted(
+  q: Queryable,
+  id: string,
+  status: 'pending' | 'requires_action',
+  railReference: string,
+): Promise<void> {
+  const { rowCount } = await q.query(
+    `UPDATE payment_attempts SET status = $2, rail_reference = $3 WHERE id = $1 AND status = 'pending'`,
+    [id, status, railReference],
+  );
+  if (rowCount > 0) await syncLastAttempt(q, id);
 }
 
 export async function lockAttempt(q: Queryable, id: string): Promise<PaymentAttemptRow | undefined> {
@@ -82,6 +108,7 @@ export async function finishAttempt(
       at,
     ],
   );
+  if (rowCount > 0) await syncLastAttempt(q, id);
   return rowCount > 0;
 }
 

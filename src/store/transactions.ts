@@ -24,55 +24,33 @@ export interface TransactionRow {
   callback_url: string | null;
   metadata: Record<string, string>;
   payment_link_id: string;
+  buyer_token_hash: string;
+  last_payment_attempt: PaymentAttemptSummary | null;
   request_fingerprint: string;
   created_at: Date;
   updated_at: Date;
 }
 
+/** The latest payment attempt as the transaction shows it (kept by store/payment-attempts.ts). */
+export interface PaymentAttemptSummary {
+  id: string;
+  method: string;
+  status: 'pending' | 'requires_action' | 'succeeded' | 'failed';
+  instrument_last4: string;
+  failure_code: string | null;
+  failure_message: string | null;
+  created_at: string;
+}
+
 export type NewTransactionRow = Omit<
   TransactionRow,
-  'review_deadline' | 'payment_method' | 'amount_released_minor' | 'amount_refunded_minor' | 'updated_at'
+  | 'review_deadline'
+  | 'payment_method'
+  | 'amount_released_minor'
+  | 'amount_refunded_minor'
+  | 'last_payment_attempt'
+  | 'updated_at'
 >;
-
-/**
- * Inserts a transaction unless the merchant already has one with its merchant_reference in this
- * environment; returns undefined in that case (the unique constraint decides, so races are safe).
- */
-export async function insertTransaction(
-  q: Queryable,
-  t: NewTransactionRow,
-): Promise<TransactionRow | undefined> {
-  const { rows } = await q.query<TransactionRow>(
-    `INSERT INTO transactions (id, merchant_id, livemode, merchant_reference, merchant_order_id, status,
-        settlement_status, amount_minor, currency, title, vertical, customer, seller, release_condition,
-        callback_url, metadata, payment_link_id, request_fingerprint, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)
-     ON CONFLICT ON CONSTRAINT transactions_merchant_reference DO NOTHING
-     RETURNING *`,
-    [
-      t.id,
-      t.merchant_id,
-      t.livemode,
-      t.merchant_reference,
-      t.merchant_order_id,
-      t.status,
-      t.settlement_status,
-      t.amount_minor,
-      t.currency,
-      t.title,
-      t.vertical,
-      t.customer === null ? null : JSON.stringify(t.customer),
-      t.seller === null ? null : JSON.stringify(t.seller),
-      JSON.stringify(t.release_condition),
-      t.callback_url,
-      JSON.stringify(t.metadata),
-      t.payment_link_id,
-      t.request_fingerprint,
-      t.created_at,
-    ],
-  );
-  return rows[0];
-}
 
 /** The whole row of a new transaction: its fields and the starting values of the rest. */
 export function newTransactionRow(t: NewTransactionRow): TransactionRow {
@@ -82,13 +60,15 @@ export function newTransactionRow(t: NewTransactionRow): TransactionRow {
     payment_method: null,
     amount_released_minor: 0n,
     amount_refunded_minor: 0n,
+    last_payment_attempt: null,
     updated_at: t.created_at,
   };
 }
 
 /**
- * Creates a transaction, its payment link and its first outbox event in ONE statement. PostgreSQL
- * runs a single statement atomically, so the three rows commit together without BEGIN and COMMIT
+ * Creates a transaction, its payment link, its first outbox event and its payment-window expiry
+ * job in ONE statement. PostgreSQL
+ * runs a single statement atomically, so the four rows commit together without BEGIN and COMMIT
  * (two round trips fewer on the hottest write; see bench/README.md). Inside a transaction it is
  * simply part of it. When the merchant already has a transaction with this merchant_reference,
  * nothing is written and the result is undefined (the unique constraint decides, so races are safe).
@@ -98,15 +78,16 @@ export async function insertTransactionWithLinkAndEvent(
   t: TransactionRow,
   link: PaymentLinkRow,
   event: NewEvent,
+  expiry: { jobId: string; runAt: Date },
 ): Promise<TransactionRow | undefined> {
   const { rows } = await q.query<TransactionRow>(
     `WITH txn AS (
        INSERT INTO transactions (id, merchant_id, livemode, merchant_reference, merchant_order_id, status,
           settlement_status, amount_minor, currency, title, vertical, customer, seller, release_condition,
           review_deadline, payment_method, amount_released_minor, amount_refunded_minor, callback_url,
-          metadata, payment_link_id, request_fingerprint, created_at, updated_at)
+          metadata, payment_link_id, request_fingerprint, created_at, updated_at, buyer_token_hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-          $20, $21, $22, $23, $24)
+          $20, $21, $22, $23, $24, $39)
        ON CONFLICT ON CONSTRAINT transactions_merchant_reference DO NOTHING
        RETURNING *
      ), link AS (
@@ -115,6 +96,9 @@ export async function insertTransactionWithLinkAndEvent(
      ), event AS (
        INSERT INTO events (id, merchant_id, livemode, type, service_transaction_id, payload, created_at)
        SELECT $32, $33, $34::boolean, $35, $36, $37::jsonb, $38::timestamptz FROM txn
+     ), expiry AS (
+       INSERT INTO scheduled_jobs (id, kind, merchant_id, livemode, subject_id, run_at, created_at)
+       SELECT $40, 'expire_payment', $2, $3::boolean, $1, $41::timestamptz, $23::timestamptz FROM txn
      )
      SELECT * FROM txn`,
     [
@@ -156,6 +140,9 @@ export async function insertTransactionWithLinkAndEvent(
       event.service_transaction_id,
       JSON.stringify(event.payload),
       event.created_at,
+      t.buyer_token_hash,
+      expiry.jobId,
+      expiry.runAt,
     ],
   );
   return rows[0];

@@ -67,9 +67,13 @@ export async function tablesContaining(h: Harness, needle: string): Promise<stri
   );
   const found: string[] = [];
   for (const { table_name } of rows) {
-    const hit = await h.ctx.db.query(`SELECT 1 FROM "${table_name}" t WHERE t::text LIKE $1 LIMIT 1`, [
-      `%${needle}%`,
-    ]);
+    // Hashes, ids and timestamps are random digits that can hold a short needle by chance: skip them.
+    const hit = await h.ctx.db.query(
+      `SELECT 1 FROM "${table_name}" t
+        WHERE regexp_replace(t::text, '[0-9a-f]{64}|[0-9A-Z]{26}|[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9:.+Z]+', '', 'g') LIKE $1
+        LIMIT 1`,
+      [`%${needle}%`],
+    );
     if (hit.rowCount > 0) found.push(table_name);
   }
   return found;
