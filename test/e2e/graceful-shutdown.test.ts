@@ -67,7 +67,11 @@ describe('graceful shutdown on SIGTERM', () => {
     await db.drop();
   });
 
-  it('finishes a create whose body is still arriving and a burst of creates, then exits 0', async () => {
+  // The limit is a guard, not a measurement: an orchestrator kills after about 30 s, and a server that
+  // waited out the 72 s keep-alive timeout of the burst's idle connections would never exit in time.
+  it('finishes a create whose body is still arriving and a burst of creates, then exits 0', {
+    timeout: 60_000,
+  }, async () => {
     const key = server.demo?.testKey as string;
     const url = new URL('/v1/transactions', server.url);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
