@@ -129,7 +129,12 @@ export async function startPayment(
       message: answer.message,
     });
   } else {
-    await ctx.db.transaction((tx) => markAttemptStarted(tx, attemptId, answer.status, answer.railReference));
+    // Transaction first, then its attempt, as on every path (this also updates the transaction's
+    // attempt summary): taking the attempt first deadlocked with a second payment or the worker.
+    await ctx.db.transaction(async (tx) => {
+      await lockTransactions(tx, [transactionId]);
+      await markAttemptStarted(tx, attemptId, answer.status, answer.railReference);
+    });
   }
   const attempt = await findAttempt(ctx.db, attemptId);
   if (!attempt) throw new Error(`attempt ${attemptId} vanished`);
