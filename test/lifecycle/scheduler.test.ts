@@ -63,8 +63,13 @@ describe(`the scheduler and the events of every move (${DB_KIND})`, () => {
   it('the payment window ends unpaid: expired, failed, one status change from pending_payment, no payment after', async () => {
     const c = await client();
     const id = await c.create();
-    // The expiry job is written by the create itself; this test schedules nothing.
-    assert.ok((await jobsOf(id)).some((j) => j.kind === 'expire_payment'));
+    // The expiry job is written by the create itself, due one payment window (24 h) after it on
+    // the merchant's clock; this test schedules nothing.
+    const created = await c.get(id);
+    assert.deepEqual(
+      (await jobsOf(id)).map((j) => [j.kind, j.run_at.toISOString()]),
+      [['expire_payment', new Date(Date.parse(String(created.created_at)) + DAY * 1000).toISOString()]],
+    );
     assert.equal((await c.advance(DAY - 1)).jobs_run, 0);
     assert.equal((await c.get(id)).status, 'pending_payment');
     await c.advance(2);
