@@ -24,6 +24,7 @@ export async function openContext(
       clock: options.clock ?? systemClock,
       publicUrl: config.publicUrl,
       paymentWindowSeconds: config.paymentWindowSeconds,
+      simulatorDelayMs: config.simulatorDelayMs,
       linkSecret: await resolveServiceSecret(db, config.secret),
     };
   } catch (error) {

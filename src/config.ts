@@ -33,6 +33,10 @@ export interface Config {
   secret: string | undefined;
   rateLimitPerMinute: number;
   paymentWindowSeconds: number;
+  /** How often the worker looks for due jobs. */
+  workerPollMs: number;
+  /** How long the test-mode mobile-money simulator takes to call back (a buyer entering the PIN). */
+  simulatorDelayMs: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
@@ -72,5 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secret: env.SAFEHOLD_SECRET || undefined,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 60),
     paymentWindowSeconds: integer(env, 'PAYMENT_WINDOW_SECONDS', 24 * 60 * 60),
+    workerPollMs: integer(env, 'WORKER_POLL_MS', 500),
+    simulatorDelayMs: integer(env, 'SIMULATOR_DELAY_MS', 3000, 0),
   };
 }

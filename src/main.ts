@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { openContext } from './bootstrap.ts';
-import { type Config, loadConfig } from './config.ts';
+import { type Config, loadConfig, type Role } from './config.ts';
 import { isScope, type Scope } from './domain/api-keys.ts';
 import type { ServiceContext } from './operations/context.ts';
 import { createKey, createOperatorKey, revokeKey, rotateKey } from './operations/manage-keys.ts';
@@ -15,7 +15,8 @@ import { openDatabase } from './store/open.ts';
 
 const USAGE = `Usage: safehold <command>
 
-  serve                                   run the API (what npm start runs)
+  serve [--role all|api|worker]           run the API and the worker (what npm start runs);
+                                          --role api or worker runs one of them
   migrate                                 apply database migrations
   merchant create --name N --email E [--default-currency KES] [--verified] [--json]
   merchant verify MERCHANT_ID             mark business verification complete (enables live keys)
@@ -38,8 +39,15 @@ const OPTIONS = {
   env: { type: 'string' },
   scopes: { type: 'string' },
   json: { type: 'boolean' },
+  role: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+function parseRole(raw: string | undefined): Role {
+  if (raw === undefined) return 'all';
+  if (raw === 'all' || raw === 'api' || raw === 'worker') return raw;
+  throw new UsageError('--role must be all, api or worker');
+}
 
 function required(value: string | undefined, flag: string): string {
   if (!value) throw new UsageError(`missing ${flag}`);
@@ -103,7 +111,7 @@ async function run(argv: string[]): Promise<void> {
   switch (`${command} ${sub ?? ''}`.trim()) {
     case 'serve':
       noMoreThan(positionals, 1);
-      return serve(config);
+      return serve(config, parseRole(values.role));
     case 'migrate': {
       noMoreThan(positionals, 1);
       const db = await openDatabase({

@@ -3,13 +3,14 @@ import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { connectRedis, openContext } from './bootstrap.ts';
-import { type Config, defaultPublicUrl } from './config.ts';
+import { type Config, defaultPublicUrl, type Role } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import type { ServiceContext } from './operations/context.ts';
 import { createOperatorKey } from './operations/manage-keys.ts';
 import { createMerchant } from './operations/manage-merchants.ts';
 import { countMerchants } from './store/merchants.ts';
+import { startWorker, type Worker } from './worker/worker.ts';
 
 interface DemoKeys {
   merchantId: string;
@@ -84,9 +85,39 @@ async function listen(app: FastifyInstance, config: Config): Promise<void> {
   }
 }
 
-export async function serve(config: Config): Promise<void> {
+function whereData(config: Config): string {
+  return config.databaseUrl
+    ? `PostgreSQL (DATABASE_URL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''})`
+    : `PGlite in ${resolve(config.dataDir)}`;
+}
+
+/** `serve --role worker`: only the worker, for deployments that run it apart from the API. */
+async function serveWorkerOnly(config: Config): Promise<void> {
   const logger = pino({ level: config.logLevel });
   const ctx = await openContext(config);
+  const worker = startWorker(ctx, { intervalMs: config.workerPollMs, logger });
+  process.stdout.write(`Safehold worker is running (data: ${whereData(config)})\n`);
+  let closing = false;
+  const shutdown = async () => {
+    if (closing) return;
+    closing = true;
+    await worker.stop();
+    await ctx.db.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown());
+  process.on('SIGINT', () => void shutdown());
+}
+
+/**
+ * Runs the HTTP API and, with the default role 'all', the worker in the same process (due jobs:
+ * releases, expiries, simulated rail callbacks). Several processes may share one PostgreSQL.
+ */
+export async function serve(config: Config, role: Role = 'all'): Promise<void> {
+  if (role === 'worker') return serveWorkerOnly(config);
+  const logger = pino({ level: config.logLevel });
+  const ctx = await openContext(config);
+  let worker: Worker | undefined;
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
   redis?.on('error', (error) =>
     logger.warn({ err: error }, 'redis error; rate limits fall back to this process'),
@@ -106,9 +137,8 @@ export async function serve(config: Config): Promise<void> {
     if (config.publicUrl === defaultPublicUrl(config.port)) ctx.publicUrl = defaultPublicUrl(portOf(url));
     // Seeded only once the port is ours: a first start that fails must not use up the one showing of the keys.
     const demo = await seedDemo(ctx);
-    const where = config.databaseUrl
-      ? `PostgreSQL (DATABASE_URL${config.databaseSchema ? `, schema ${config.databaseSchema}` : ''})`
-      : `PGlite in ${resolve(config.dataDir)}`;
+    if (role === 'all') worker = startWorker(ctx, { intervalMs: config.workerPollMs, logger });
+    const where = whereData(config);
     const publicNote = ctx.publicUrl === url ? '' : `; public URL ${ctx.publicUrl}`;
     // One write, so a reader of the pipe sees the banner and the first-start keys together.
     process.stdout.write(
@@ -117,6 +147,7 @@ export async function serve(config: Config): Promise<void> {
     );
   } catch (error) {
     // Release the database (and the PGlite folder's lock) before the error ends the process.
+    await worker?.stop();
     await app?.close().catch(() => {});
     redis?.disconnect();
     await ctx.db.close();
@@ -137,6 +168,7 @@ export async function serve(config: Config): Promise<void> {
       server.server.close();
       logger.info({ signal }, 'shutting down: no new connections; finishing the requests in flight');
       await server.close();
+      await worker?.stop();
       redis?.disconnect();
       await ctx.db.close();
       process.exit(0);
