@@ -33,6 +33,9 @@ export interface Config {
   secret: string | undefined;
   rateLimitPerMinute: number;
   paymentWindowSeconds: number;
+  /** SMTP server for e-mail (buyer links), e.g. smtp://user:pass@mail.example.com:587; unset: mail is logged. */
+  smtpUrl: string | undefined;
+  mailFrom: string;
   /** How often the worker looks for due jobs. */
   workerPollMs: number;
   /** How long the test-mode mobile-money simulator takes to call back (a buyer entering the PIN). */
@@ -76,6 +79,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secret: env.SAFEHOLD_SECRET || undefined,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 60),
     paymentWindowSeconds: integer(env, 'PAYMENT_WINDOW_SECONDS', 24 * 60 * 60),
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.MAIL_FROM || 'Safehold <no-reply@localhost>',
     workerPollMs: integer(env, 'WORKER_POLL_MS', 500),
     simulatorDelayMs: integer(env, 'SIMULATOR_DELAY_MS', 3000, 0),
   };

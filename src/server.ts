@@ -6,6 +6,7 @@ import { connectRedis, openContext } from './bootstrap.ts';
 import { type Config, defaultPublicUrl, type Role } from './config.ts';
 import { buildApp } from './http/app.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
+import { createMailer } from './mail/mailer.ts';
 import type { ServiceContext } from './operations/context.ts';
 import { createOperatorKey } from './operations/manage-keys.ts';
 import { createMerchant } from './operations/manage-merchants.ts';
@@ -95,6 +96,7 @@ function whereData(config: Config): string {
 async function serveWorkerOnly(config: Config): Promise<void> {
   const logger = pino({ level: config.logLevel });
   const ctx = await openContext(config);
+  ctx.mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
   const worker = startWorker(ctx, { intervalMs: config.workerPollMs, logger });
   process.stdout.write(`Safehold worker is running (data: ${whereData(config)})\n`);
   let closing = false;
@@ -117,6 +119,7 @@ export async function serve(config: Config, role: Role = 'all'): Promise<void> {
   if (role === 'worker') return serveWorkerOnly(config);
   const logger = pino({ level: config.logLevel });
   const ctx = await openContext(config);
+  ctx.mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
   let worker: Worker | undefined;
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
   redis?.on('error', (error) =>

@@ -55,6 +55,7 @@ function followUpJobs(action: Action, after: TransactionRow, now: Date): NewJob[
     return [job('auto_release', after.review_deadline)];
   }
   if (after.settlement_status === 'refund_pending') return [job('settle_refund', now)];
+  if (action === 'capture' && after.customer?.email) return [job('send_buyer_link', now)];
   return [];
 }
 

@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock.ts';
+import type { Mailer } from '../mail/mailer.ts';
 import type { Db } from '../store/db.ts';
 
 /** What every operation needs from the running service; built once at start-up. */
@@ -13,4 +14,6 @@ export interface ServiceContext {
   linkSecret: string;
   /** How long the test-mode mobile-money simulator takes to call back (default 3 s, like a buyer entering a PIN). */
   simulatorDelayMs?: number;
+  /** Outgoing e-mail (the buyer's link); absent in CLI commands, which send none. */
+  mailer?: Mailer;
 }

@@ -6,7 +6,8 @@ export type JobKind =
   | 'time_release'
   | 'settle_refund'
   | 'payment_timeout'
-  | 'rail_callback';
+  | 'rail_callback'
+  | 'send_buyer_link';
 
 export interface JobRow {
   id: string;

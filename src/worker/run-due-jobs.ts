@@ -1,5 +1,6 @@
 import type { Action } from '../domain/state-machine.ts';
 import { applyMoves, type MoveRequest } from '../operations/apply-moves.ts';
+import { buyerLinkMessage } from '../operations/buyer-link-mail.ts';
 import type { ServiceContext } from '../operations/context.ts';
 import { applyCollectionResult } from '../operations/payments.ts';
 import type { CollectionResult } from '../rails/collection.ts';
@@ -15,6 +16,7 @@ import {
 } from '../store/jobs.ts';
 import { attemptInFlight, findAttempt } from '../store/payment-attempts.ts';
 import { lockTransactions } from '../store/transaction-state.ts';
+import type { TransactionRow } from '../store/transactions.ts';
 
 /** Jobs that are a state-machine move of their transaction. */
 const MOVE_OF: Partial<Record<JobKind, Action>> = {
@@ -41,12 +43,22 @@ function railResult(job: ClaimedJob): CollectionResult {
 }
 
 /**
+ * E-mails the buyer their page. A failed send throws, so the job is kept and retried later; a send
+ * whose batch then fails may be repeated (at least once, like every delivery).
+ */
+async function sendBuyerLink(ctx: ServiceContext, row: TransactionRow | undefined): Promise<void> {
+  const message = row && buyerLinkMessage(ctx, row);
+  if (message && ctx.mailer) await ctx.mailer.send(message);
+}
+
+/**
  * Runs claimed jobs inside the claiming transaction: moves in one batch (a few statements for the
  * whole batch, the scheduler's hot path), rail results one by one. Returns the jobs to postpone.
  */
 async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): Promise<ClaimedJob[]> {
   const moveJobs = jobs.filter((j) => MOVE_OF[j.kind]);
-  const railJobs = jobs.filter((j) => !MOVE_OF[j.kind]);
+  const railJobs = jobs.filter((j) => j.kind === 'rail_callback' || j.kind === 'payment_timeout');
+  const mailJobs = jobs.filter((j) => j.kind === 'send_buyer_link');
   // One lock order for every path: transactions (all at once, in id order), then payment
   // attempts (applyCollectionResult). Taking a rail job's transaction only after the batch's
   // others could deadlock with a payment completing at that moment, or with another worker.
@@ -56,10 +68,13 @@ async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): 
     if (attempt) attemptTransactions.push(attempt.transaction_id);
   }
   const rows = new Map(
-    (await lockTransactions(tx, [...moveJobs.map((j) => j.subject_id), ...attemptTransactions])).map((r) => [
-      r.id,
-      r,
-    ]),
+    (
+      await lockTransactions(tx, [
+        ...moveJobs.map((j) => j.subject_id),
+        ...attemptTransactions,
+        ...mailJobs.map((j) => j.subject_id),
+      ])
+    ).map((r) => [r.id, r]),
   );
   const postponed: ClaimedJob[] = [];
   const requests: MoveRequest[] = [];
@@ -73,6 +88,7 @@ async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): 
   }
   await applyMoves(ctx, tx, requests, 'skip');
   for (const job of railJobs) await applyCollectionResult(ctx, tx, railResult(job));
+  for (const job of mailJobs) await sendBuyerLink(ctx, rows.get(job.subject_id));
   return postponed;
 }
 
