@@ -241,7 +241,10 @@ describe('POST /v1/transactions', () => {
     assert.equal(event.payload.merchant_order_id, 'o-1');
     assert.equal(event.payload.occurred_at, t.created_at);
     // Stored without link URLs (tokens are kept only as hashes); rebuilt as delivered, it is the response.
-    assert.equal(JSON.stringify(event.payload).includes(String(String(t.payment_link).split('/pay/')[1])), false);
+    assert.equal(
+      JSON.stringify(event.payload).includes(String(String(t.payment_link).split('/pay/')[1])),
+      false,
+    );
     assert.deepEqual(hydrateEventPayload(h.ctx, event.payload).data, t);
 
     // One database transaction wrote the transaction, its event and its payment link: same xmin.
