@@ -34,18 +34,42 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-function encodeRandom(bytes: Buffer): string {
+const RANDOM_BITS = 80n;
+const RANDOM_LIMIT = 1n << RANDOM_BITS;
+
+function encodeRandom(value: bigint): string {
   let out = '';
-  for (const byte of bytes) out += ALPHABET[byte & 31];
+  let rest = value;
+  for (let i = 0; i < 16; i++) {
+    out = ALPHABET[Number(rest & 31n)] + out;
+    rest >>= 5n;
+  }
   return out;
 }
+
+function freshRandom(): bigint {
+  return BigInt(`0x${randomBytes(10).toString('hex')}`);
+}
+
+// Ids made in the same millisecond by this process step up from a random start by a random 32-bit
+// stride, so they sort in the order they were made (the events of one move keep their order) and
+// the next one still cannot be guessed from the last.
+let lastMs = -1;
+let lastRandom = 0n;
 
 /**
  * A new id: prefix, 48-bit millisecond time (so ids sort by creation) and 80 random bits
  * (16 symbols of 5 bits), so ids cannot be guessed or enumerated.
  */
 export function newId(kind: IdKind, nowMs: number = Date.now()): string {
-  return `${ID_PREFIXES[kind]}_${encodeTime(nowMs)}${encodeRandom(randomBytes(16))}`;
+  const stride = BigInt(randomBytes(4).readUInt32BE()) + 1n;
+  if (nowMs === lastMs && lastRandom + stride < RANDOM_LIMIT) {
+    lastRandom += stride;
+  } else {
+    lastMs = nowMs;
+    lastRandom = freshRandom();
+  }
+  return `${ID_PREFIXES[kind]}_${encodeTime(nowMs)}${encodeRandom(lastRandom)}`;
 }
 
 export function hasPrefix(id: string, kind: IdKind): boolean {

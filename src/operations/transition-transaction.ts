@@ -56,6 +56,8 @@ export async function transitionTransaction(
   const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
   const now = merchantNow(ctx, merchant);
 
+  // The answer is the state this request left, not whatever a later request made of it.
+  let result: TransactionRow | undefined;
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
@@ -79,18 +81,16 @@ export async function transitionTransaction(
           );
         }
         const [applied] = await applyMoves(ctx, tx, [{ row, action: verb, now, amountMinor }], 'throw');
-        if (
-          verb === 'deliver' &&
-          applied &&
-          applied.after.release_condition.type === 'delivery_confirmation'
-        ) {
-          await applyMoves(ctx, tx, [{ row: applied.after, action: 'release', now }], 'throw');
+        result = applied?.after;
+        if (verb === 'deliver' && result?.release_condition.type === 'delivery_confirmation') {
+          const [released] = await applyMoves(ctx, tx, [{ row: result, action: 'release', now }], 'throw');
+          result = released?.after;
         }
         return { status: 200, resourceType: 'transaction', resourceId: id };
       },
     ),
   );
-  const row = await findTransaction(ctx.db, owner, outcome.resourceId);
+  const row = (!outcome.replayed && result) || (await findTransaction(ctx.db, owner, outcome.resourceId));
   if (!row) throw notFound('transaction', id);
   return { transaction: transactionView(ctx, row), replayed: outcome.replayed };
 }
