@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
 import { connectRedis, openContext } from './bootstrap.ts';
 import { type Config, defaultPublicUrl, type Role } from './config.ts';
 import { buildApp } from './http/app.ts';
+import { createLogger } from './http/logger.ts';
 import { createRateLimiter } from './http/rate-limit.ts';
 import { createMailer } from './mail/mailer.ts';
 import type { ServiceContext } from './operations/context.ts';
@@ -94,7 +94,7 @@ function whereData(config: Config): string {
 
 /** `serve --role worker`: only the worker, for deployments that run it apart from the API. */
 async function serveWorkerOnly(config: Config): Promise<void> {
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config.logLevel);
   const ctx = await openContext(config);
   ctx.mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
   const worker = startWorker(ctx, { intervalMs: config.workerPollMs, logger });
@@ -117,7 +117,7 @@ async function serveWorkerOnly(config: Config): Promise<void> {
  */
 export async function serve(config: Config, role: Role = 'all'): Promise<void> {
   if (role === 'worker') return serveWorkerOnly(config);
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config.logLevel);
   const ctx = await openContext(config);
   ctx.mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
   let worker: Worker | undefined;

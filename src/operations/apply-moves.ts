@@ -142,7 +142,8 @@ export async function applyMoves(
       if (after.status === 'released') events.push(transactionEvent(ctx, 'transaction.completed', after, at));
     }
     jobs.push(...followUpJobs(request.action, after, at));
-    for (const kind of OBSOLETE_AFTER[request.action] ?? []) {
+    // A partial release (no move) leaves the rest held, so its deadlines still stand.
+    for (const kind of plan.move ? (OBSOLETE_AFTER[request.action] ?? []) : []) {
       obsolete.set(kind, [...(obsolete.get(kind) ?? []), after.id]);
     }
   }

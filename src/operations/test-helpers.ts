@@ -3,6 +3,7 @@ import { requestFingerprint } from '../domain/canonical-json.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import type { TransactionView } from '../schemas/transaction.ts';
 import type { TestClockObject, TestPayInput } from '../schemas/transaction-actions.ts';
+import { releaseIdempotencyKey } from '../store/idempotency.ts';
 import { advanceTestClock, findMerchantClock } from '../store/merchant-clock.ts';
 import { findTransaction } from '../store/transactions.ts';
 import { runDueJobs } from '../worker/run-due-jobs.ts';
@@ -91,13 +92,24 @@ export async function payForTest(
       return { transaction: transactionView(ctx, row), replayed: true };
     }
   }
-  if (!(await findTransaction(ctx.db, owner, id))) throw notFound('transaction', id);
-  const attempt = await startPayment(ctx, id, {
-    method: input.method,
-    phone: input.phone,
-    card_number: input.card_number,
-  });
-  await runDueJobs(ctx, { subjectId: attempt.id });
+  try {
+    if (!(await findTransaction(ctx.db, owner, id))) throw notFound('transaction', id);
+    const attempt = await startPayment(ctx, id, {
+      method: input.method,
+      phone: input.phone,
+      card_number: input.card_number,
+    });
+    // A push's simulated callback arrives now instead of after its delay; a push that gets none
+    // (…1037) times out now. A 3-D Secure card stays requires_action for its challenge page.
+    if (attempt.status === 'pending') {
+      const answered = await runDueJobs(ctx, { subjectId: attempt.id, kinds: ['rail_callback'] });
+      if (answered === 0) await runDueJobs(ctx, { subjectId: attempt.id, kinds: ['payment_timeout'] });
+    }
+  } catch (error) {
+    // A request that failed leaves no key behind, so a retry with it runs afresh.
+    if (key !== undefined) await releaseIdempotencyKey(ctx.db, { ...owner, key });
+    throw error;
+  }
   const row = await findTransaction(ctx.db, owner, id);
   if (!row) throw notFound('transaction', id);
   return { transaction: transactionView(ctx, row), replayed: false };

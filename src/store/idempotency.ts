@@ -59,3 +59,12 @@ export async function purgeIdempotencyKeys(q: Queryable, olderThan: Date): Promi
   const { rowCount } = await q.query('DELETE FROM idempotency_keys WHERE created_at < $1', [olderThan]);
   return rowCount;
 }
+
+/** Forgets a key whose request failed after it was claimed (mutations that span several transactions). */
+export async function releaseIdempotencyKey(q: Queryable, scope: IdempotencyScope): Promise<void> {
+  await q.query('DELETE FROM idempotency_keys WHERE merchant_id = $1 AND livemode = $2 AND key = $3', [
+    scope.merchantId,
+    scope.livemode,
+    scope.key,
+  ]);
+}

@@ -55,6 +55,8 @@ export interface ClaimFilter {
   livemode?: boolean;
   /** Only jobs about this subject, due or not (the test helper settles a simulated payment at once). */
   subjectId?: string;
+  /** Only jobs of these kinds. */
+  kinds?: readonly JobKind[];
   limit: number;
 }
 
@@ -73,10 +75,18 @@ export async function claimDueJobs(q: Queryable, now: Date, filter: ClaimFilter)
         AND ($2::text IS NULL OR j.merchant_id = $2)
         AND ($3::boolean IS NULL OR j.livemode = $3)
         AND ($5::text IS NULL OR j.subject_id = $5)
+        AND ($6::text[] IS NULL OR j.kind = ANY($6::text[]))
       ORDER BY j.run_at
       LIMIT $4
       FOR UPDATE OF j SKIP LOCKED`,
-    [now, filter.merchantId ?? null, filter.livemode ?? null, filter.limit, filter.subjectId ?? null],
+    [
+      now,
+      filter.merchantId ?? null,
+      filter.livemode ?? null,
+      filter.limit,
+      filter.subjectId ?? null,
+      filter.kinds ?? null,
+    ],
   );
   return rows;
 }

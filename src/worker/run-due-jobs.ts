@@ -14,7 +14,7 @@ import {
   type JobKind,
   postponeJob,
 } from '../store/jobs.ts';
-import { attemptInFlight, findAttempt } from '../store/payment-attempts.ts';
+import { attemptInFlight, findAttempt, type PaymentAttemptRow } from '../store/payment-attempts.ts';
 import { lockTransactions } from '../store/transaction-state.ts';
 import type { TransactionRow } from '../store/transactions.ts';
 
@@ -32,13 +32,18 @@ function jobNow(ctx: ServiceContext, job: ClaimedJob): Date {
   return new Date(ctx.clock.now().getTime() + Number(job.clock_offset_ms));
 }
 
-function railResult(job: ClaimedJob): CollectionResult {
+const TIMEOUT_MESSAGE: Record<PaymentAttemptRow['method'], string> = {
+  mobile_money: 'The phone did not answer the payment request in time (M-Pesa 1037).',
+  card: 'The 3-D Secure challenge was not completed in time.',
+};
+
+function railResult(job: ClaimedJob, attempt: PaymentAttemptRow | undefined): CollectionResult {
   if (job.kind === 'rail_callback') return job.payload as CollectionResult;
   return {
     attemptId: job.subject_id,
     outcome: 'failed',
     code: 'timeout',
-    message: 'The phone did not answer the payment request in time (M-Pesa 1037).',
+    message: TIMEOUT_MESSAGE[attempt?.method ?? 'mobile_money'],
   };
 }
 
@@ -62,11 +67,12 @@ async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): 
   // One lock order for every path: transactions (all at once, in id order), then payment
   // attempts (applyCollectionResult). Taking a rail job's transaction only after the batch's
   // others could deadlock with a payment completing at that moment, or with another worker.
-  const attemptTransactions: string[] = [];
+  const attempts = new Map<string, PaymentAttemptRow>();
   for (const job of railJobs) {
     const attempt = await findAttempt(tx, job.subject_id);
-    if (attempt) attemptTransactions.push(attempt.transaction_id);
+    if (attempt) attempts.set(attempt.id, attempt);
   }
+  const attemptTransactions = [...attempts.values()].map((a) => a.transaction_id);
   const rows = new Map(
     (
       await lockTransactions(tx, [
@@ -87,7 +93,9 @@ async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): 
     else requests.push({ row, action, now: jobNow(ctx, job) });
   }
   await applyMoves(ctx, tx, requests, 'skip');
-  for (const job of railJobs) await applyCollectionResult(ctx, tx, railResult(job));
+  for (const job of railJobs) {
+    await applyCollectionResult(ctx, tx, railResult(job, attempts.get(job.subject_id)));
+  }
   for (const job of mailJobs) await sendBuyerLink(ctx, rows.get(job.subject_id));
   return postponed;
 }

@@ -87,4 +87,51 @@ describe('the protected-payment lifecycle over HTTP', () => {
       'pending_payment',
     );
   });
+
+  it('a 3-D Secure card through the test helper waits for its challenge, then times out with a card message', async () => {
+    const id = String((await create()).service_transaction_id);
+    const waiting = json(
+      await post(`/v1/test_helpers/transactions/${id}/pay`, {
+        method: 'card',
+        card_number: '4000000000003220',
+      }),
+    );
+    assert.equal(waiting.status, 'pending_payment');
+    const attempt = waiting.last_payment_attempt as Record<string, unknown>;
+    assert.equal(attempt.status, 'requires_action');
+    await post('/v1/test_helpers/clock/advance', { seconds: 61 });
+    const after = json(await h.request({ method: 'GET', url: `/v1/transactions/${id}` }));
+    const ended = after.last_payment_attempt as Record<string, unknown>;
+    assert.equal(ended.status, 'failed');
+    assert.equal(ended.failure_code, 'timeout');
+    assert.match(String(ended.failure_message), /3-D Secure/);
+  });
+
+  it('a partial release keeps the rest under the review deadline, which then releases it', async () => {
+    const id = String((await create({ amount: 100, satisfaction_days: 1 })).service_transaction_id);
+    await post(`/v1/test_helpers/transactions/${id}/pay`, {
+      method: 'card',
+      card_number: '4242424242424242',
+    });
+    await post(`/v1/transactions/${id}/deliver`);
+    const partial = json(await post(`/v1/transactions/${id}/release`, { amount: 30 }));
+    assert.equal(partial.status, 'delivered');
+    assert.equal(partial.amount_released, 30);
+    await post('/v1/test_helpers/clock/advance', { seconds: 86400 + 1 });
+    const done = json(await h.request({ method: 'GET', url: `/v1/transactions/${id}` }));
+    assert.equal(done.status, 'confirmed');
+    assert.equal(done.amount_released, 100);
+    const [money] = await transactionMoney(h.ctx.db, [id]);
+    assert.equal(money?.approved_minor, 10000n);
+  });
+
+  it('a test payment that fails leaves its idempotency key unclaimed, so the retry runs again', async () => {
+    const id = String((await create()).service_transaction_id);
+    const body = { method: 'mobile_money', idempotency_key: 'pay-once' };
+    const first = await post(`/v1/test_helpers/transactions/${id}/pay`, body);
+    const again = await post(`/v1/test_helpers/transactions/${id}/pay`, body);
+    assert.equal(first.statusCode, 400, first.body);
+    assert.equal(again.statusCode, 400, again.body);
+    assert.equal(again.headers['idempotent-replayed'], undefined);
+  });
 });

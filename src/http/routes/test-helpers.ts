@@ -18,7 +18,7 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
           'Test keys only. Same outcomes as the page: phones ending 0001 (insufficient funds), 1032 (cancelled), ' +
           '1037 (no response: timeout), 2001 (wrong PIN) fail, others succeed; cards 4242424242424242 succeeds, ' +
           '4000000000000002 declined, 4000000000009995 insufficient funds, 4000000000003220 needs the 3-D Secure ' +
-          'challenge (left requires_action). The simulated callback is delivered before the answer.',
+          'challenge (left requires_action for its page, /pay/{token}). The simulated callback (or, for …1037, the timeout) is delivered before the answer.',
         security: [{ bearerAuth: [] }],
         params: IdParams,
         headers: IdempotencyHeaders,

@@ -1,0 +1,28 @@
+import { type Logger, pino } from 'pino';
+
+/** Link tokens are bearer secrets: the path segment after /pay/ or /buyer/ never reaches a log. */
+export function redactTokens(url: string): string {
+  return url.replace(/\/(pay|buyer)\/[^/?#]+/g, '/$1/[token]');
+}
+
+interface LoggedRequest {
+  method: string;
+  url: string;
+  host?: string;
+  ip?: string;
+}
+
+/** The service's JSON logger (pino), with request lines carrying no link tokens. */
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    serializers: {
+      req: (request: LoggedRequest) => ({
+        method: request.method,
+        url: redactTokens(request.url),
+        host: request.host,
+        remoteAddress: request.ip,
+      }),
+    },
+  });
+}
