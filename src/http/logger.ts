@@ -1,4 +1,4 @@
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 /** Link tokens are bearer secrets: the path segment after /pay/ or /buyer/ never reaches a log. */
 export function redactTokens(url: string): string {
@@ -13,16 +13,19 @@ interface LoggedRequest {
 }
 
 /** The service's JSON logger (pino), with request lines carrying no link tokens. */
-export function createLogger(level: string): Logger {
-  return pino({
-    level,
-    serializers: {
-      req: (request: LoggedRequest) => ({
-        method: request.method,
-        url: redactTokens(request.url),
-        host: request.host,
-        remoteAddress: request.ip,
-      }),
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      serializers: {
+        req: (request: LoggedRequest) => ({
+          method: request.method,
+          url: redactTokens(request.url),
+          host: request.host,
+          remoteAddress: request.ip,
+        }),
+      },
     },
-  });
+    destination,
+  );
 }
