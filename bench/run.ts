@@ -10,7 +10,7 @@
  * limit is raised. After each target the database is counted: one transaction, one payment link
  * and one transaction.created event per 201, or the run fails.
  *
- * Options: --connections 32 --duration 12 --warmup 4 --rounds 1 --targets bare,pglite,postgres
+ * Options: --connections 32 --duration 10 --warmup 4 --rounds 3 --targets bare,pglite,postgres
  * PostgreSQL: BENCH_DATABASE_URL, else DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres
  * (any database on the server: the benchmark creates its own beside it and drops it).
  */
@@ -32,9 +32,9 @@ const NODE = process.execPath;
 const { values: args } = parseArgs({
   options: {
     connections: { type: 'string', default: '32' },
-    duration: { type: 'string', default: '12' },
+    duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '4' },
-    rounds: { type: 'string', default: '1' },
+    rounds: { type: 'string', default: '3' },
     targets: { type: 'string', default: 'bare,pglite,postgres' },
   },
 });
@@ -69,6 +69,8 @@ interface Outcome {
 interface Running {
   url: string;
   child: ChildProcess;
+  /** The tail of what the server printed. */
+  output: () => string;
   headers: Record<string, string>;
   /** Process ids of the database backends serving this server (PostgreSQL on this machine). */
   dbPids?: () => Promise<number[]>;
@@ -114,26 +116,29 @@ function runCli(env: NodeJS.ProcessEnv, argv: string[]): Promise<string> {
 
 /** Starts a server process and waits until GET /healthz answers. */
 async function startProcess(script: string, argv: string[], env: NodeJS.ProcessEnv, port: number) {
-  const child = spawn(NODE, [script, ...argv], { env, cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(NODE, [script, ...argv], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
+  // The last few KB of what it printed (logs at warn and above go to stdout), to explain a failure.
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   child.on('exit', () => children.delete(child));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${script} exited ${child.exitCode}: ${stderr}`);
+    if (child.exitCode !== null) throw new Error(`${script} exited ${child.exitCode}: ${output}`);
     try {
       const res = await fetch(`${url}/healthz`);
-      if (res.ok) return { child, url };
+      if (res.ok) return { child, url, output: () => output };
     } catch {
       // not listening yet
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`${script} did not answer /healthz within 60 s: ${stderr}`);
+  throw new Error(`${script} did not answer /healthz within 60 s: ${output}`);
 }
 
 /** SIGTERM (graceful shutdown), then SIGKILL if it has not exited within 15 s. */
@@ -185,13 +190,13 @@ const BODY = {
 
 async function startBare(): Promise<Running> {
   const port = await freePort();
-  const { child, url } = await startProcess(
+  const { child, url, output } = await startProcess(
     join(ROOT, 'bench', 'bare-server.ts'),
     [],
     { ...process.env, PORT: String(port) },
     port,
   );
-  return { url, child, headers: {}, cleanup: async () => {} };
+  return { url, child, output, headers: {}, cleanup: async () => {} };
 }
 
 async function merchantKey(env: NodeJS.ProcessEnv): Promise<string> {
@@ -252,10 +257,11 @@ async function startPglite(): Promise<Running> {
   const port = await freePort();
   const env = serverEnv(port, { DATA_DIR: dir });
   const key = await merchantKey(env);
-  const { child, url } = await startProcess(CLI, ['serve'], env, port);
+  const { child, url, output } = await startProcess(CLI, ['serve'], env, port);
   return {
     url,
     child,
+    output,
     headers: { authorization: `Bearer ${key}` },
     verify: async (expected) => {
       const db = await openPglite(dir);
@@ -293,10 +299,11 @@ async function startPostgres(): Promise<Running> {
   const port = await freePort();
   const env = serverEnv(port, { DATABASE_URL: databaseUrl.toString() });
   const key = await merchantKey(env);
-  const { child, url } = await startProcess(CLI, ['serve'], env, port);
+  const { child, url, output } = await startProcess(CLI, ['serve'], env, port);
   return {
     url,
     child,
+    output,
     headers: { authorization: `Bearer ${key}` },
     verify: async (expected) => {
       const client = new pg.Client({ connectionString: databaseUrl.toString() });
@@ -390,9 +397,16 @@ async function measure(name: string, start: () => Promise<Running>): Promise<Out
       const last = rounds[rounds.length - 1];
       if (last && last.failed > 0) {
         const codes = JSON.stringify(result.statusCodeStats ?? {});
-        throw new Error(`${name}: ${last.failed} requests failed (status codes ${codes})`);
+        const exited = target.child.exitCode ?? target.child.signalCode;
+        throw new Error(
+          `${name}: ${result.non2xx} non-2xx answers (status codes ${codes}), ${result.errors} connection ` +
+            `errors, ${result.timeouts} timeouts${exited === null ? '' : `; the server exited (${exited})`}\n` +
+            `server output:\n${target.output()}`,
+        );
       }
-      process.stderr.write(`  ${name} round ${i + 1}: ${last?.createsPerSecond.toFixed(0)} req/s\n`);
+      process.stderr.write(
+        `  ${name} round ${i + 1}: ${last?.createsPerSecond.toFixed(0)}/s, p50 ${last?.p50} ms, p99 ${last?.p99} ms\n`,
+      );
     }
   } finally {
     await stopProcess(target.child);
@@ -411,34 +425,59 @@ function best(rounds: Round[]): Round | undefined {
   return [...rounds].sort((a, b) => b.createsPerSecond - a.createsPerSecond)[0];
 }
 
+const COLUMNS: Array<[string, number]> = [
+  ['target', 9],
+  ['creates/s', 11],
+  ['spread', 13],
+  ['p50 ms', 8],
+  ['p99 ms', 8],
+  ['worst p99', 11],
+  ['vs bare', 9],
+  ['server CPU', 12],
+  ['db CPU', 8],
+  ['client CPU', 12],
+  ['CPU ms/req', 12],
+];
+
+function row(cells: string[]): string {
+  return cells
+    .map((cell, i) => (i === 0 ? cell.padEnd(COLUMNS[i]?.[1] ?? 0) : cell.padStart(COLUMNS[i]?.[1] ?? 0)))
+    .join('');
+}
+
 function report(outcomes: Outcome[]): string {
   const bare = best(outcomes.find((o) => o.target === 'bare')?.rounds ?? []);
-  const pad = (s: string, n: number) => s.padStart(n);
+  const percent = (value: number | undefined) => (value === undefined ? '-' : `${value.toFixed(0)}%`);
   const lines = [
     `POST /v1/transactions, ${CONNECTIONS} connections, ${DURATION} s per round after ${WARMUP} s warm-up, ` +
-      `${ROUNDS} round(s); best round shown, spread of creates/s in brackets`,
+      `${ROUNDS} round(s): the best round by creates/s, with the spread of creates/s and the worst p99 ` +
+      'over all rounds',
     '',
-    `${'target'.padEnd(9)}${pad('creates/s', 11)}${pad('spread', 15)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}` +
-      `${pad('vs bare', 9)}${pad('server CPU', 12)}${pad('db CPU', 8)}${pad('client CPU', 12)}${pad('CPU ms/req', 12)}`,
+    row(COLUMNS.map(([title]) => title)),
   ];
   for (const o of outcomes) {
     const b = best(o.rounds);
     if (!b) {
-      lines.push(`${o.target.padEnd(9)}  skipped: ${o.note ?? 'no result'}`);
+      lines.push(`${o.target.padEnd(9)}skipped: ${o.note ?? 'no result'}`);
       continue;
     }
     const rates = o.rounds.map((r) => r.createsPerSecond);
-    const spread = `${Math.min(...rates).toFixed(0)}-${Math.max(...rates).toFixed(0)}`;
-    const ratio = bare ? `${((100 * b.createsPerSecond) / bare.createsPerSecond).toFixed(0)}%` : '-';
-    const percent = (value: number | undefined) => (value === undefined ? '-' : `${value.toFixed(0)}%`);
-    const perRequest =
-      b.serverCpu === undefined
-        ? '-'
-        : ((10 * (b.serverCpu + (b.dbCpu ?? 0))) / b.createsPerSecond).toFixed(2);
     lines.push(
-      `${o.target.padEnd(9)}${pad(b.createsPerSecond.toFixed(0), 11)}${pad(spread, 15)}${pad(String(b.p50), 9)}` +
-        `${pad(String(b.p99), 9)}${pad(ratio, 9)}${pad(percent(b.serverCpu), 12)}${pad(percent(b.dbCpu), 8)}` +
-        `${pad(percent(b.clientCpu), 12)}${pad(perRequest, 12)}`,
+      row([
+        o.target,
+        b.createsPerSecond.toFixed(0),
+        `${Math.min(...rates).toFixed(0)}-${Math.max(...rates).toFixed(0)}`,
+        String(b.p50),
+        String(b.p99),
+        String(Math.max(...o.rounds.map((r) => r.p99))),
+        bare ? `${((100 * b.createsPerSecond) / bare.createsPerSecond).toFixed(0)}%` : '-',
+        percent(b.serverCpu),
+        percent(b.dbCpu),
+        percent(b.clientCpu),
+        b.serverCpu === undefined
+          ? '-'
+          : ((10 * (b.serverCpu + (b.dbCpu ?? 0))) / b.createsPerSecond).toFixed(2),
+      ]),
     );
   }
   return lines.join('\n');
