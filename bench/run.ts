@@ -14,20 +14,16 @@
  * PostgreSQL: BENCH_DATABASE_URL, else DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres
  * (any database on the server: the benchmark creates its own beside it and drops it).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import pg from 'pg';
-import { openPglite } from '../src/store/pglite.ts';
-
-const ROOT = resolve(import.meta.dirname, '..');
-const CLI = join(ROOT, 'bin', 'safehold.js');
-const NODE = process.execPath;
+import type { Queryable } from '../src/store/db.ts';
+import { cpuSeconds, percentOf, totalCpuSeconds } from './lib/cpu.ts';
+import { ADMIN_URL, postgresReachable } from './lib/postgres.ts';
+import { freePort, ROOT, runBenchmark, startProcess, stopProcess } from './lib/processes.ts';
+import { type RunningServer, startSafehold } from './lib/safehold.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,8 +39,6 @@ const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const ROUNDS = Number(args.rounds);
 const TARGETS = args.targets.split(',').map((t) => t.trim());
-const ADMIN_URL =
-  process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface Round {
   createsPerSecond: number;
@@ -79,104 +73,6 @@ interface Running {
   cleanup: () => Promise<void>;
 }
 
-// ---------------------------------------------------------------- processes
-
-const children = new Set<ChildProcess>();
-const cleanups: Array<() => Promise<void>> = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => ok(port));
-    });
-  });
-}
-
-function runCli(env: NodeJS.ProcessEnv, argv: string[]): Promise<string> {
-  return new Promise((ok, fail) => {
-    const child = spawn(NODE, [CLI, ...argv], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-    });
-    child.on('error', fail);
-    child.on('exit', (code) =>
-      code === 0 ? ok(out) : fail(new Error(`safehold ${argv.join(' ')} exited ${code}: ${err}`)),
-    );
-  });
-}
-
-/** Starts a server process and waits until GET /healthz answers. */
-async function startProcess(script: string, argv: string[], env: NodeJS.ProcessEnv, port: number) {
-  const child = spawn(NODE, [script, ...argv], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  // The last few KB of what it printed (logs at warn and above go to stdout), to explain a failure.
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  child.on('exit', () => children.delete(child));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${script} exited ${child.exitCode}: ${output}`);
-    try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.ok) return { child, url, output: () => output };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${script} did not answer /healthz within 60 s: ${output}`);
-}
-
-/** SIGTERM (graceful shutdown), then SIGKILL if it has not exited within 15 s. */
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** User+system CPU seconds of a process so far (Linux /proc; undefined elsewhere). */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // After the command: state is field 3, utime 14 and stime 15 (1-based over the whole line).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-function totalCpuSeconds(pids: number[]): number | undefined {
-  let total = 0;
-  for (const pid of pids) {
-    const seconds = cpuSeconds(pid);
-    if (seconds === undefined) return undefined;
-    total += seconds;
-  }
-  return pids.length > 0 ? total : undefined;
-}
-
-const percentOf = (before: number | undefined, after: number | undefined, seconds: number) =>
-  before === undefined || after === undefined ? undefined : (100 * (after - before)) / seconds;
-
 // ---------------------------------------------------------------- targets
 
 const BODY = {
@@ -199,31 +95,7 @@ async function startBare(): Promise<Running> {
   return { url, child, output, headers: {}, cleanup: async () => {} };
 }
 
-async function merchantKey(env: NodeJS.ProcessEnv): Promise<string> {
-  const created = JSON.parse(
-    await runCli(env, [
-      'merchant',
-      'create',
-      '--name',
-      'Bench Merchant',
-      '--email',
-      'bench@example.com',
-      '--json',
-    ]),
-  ) as { merchant_id: string; test_key: string };
-  await runCli(env, ['merchant', 'rate-limit', created.merchant_id, '100000000']);
-  return created.test_key;
-}
-
-function serverEnv(port: number, database: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', ...database };
-  delete env.REDIS_URL; // in-process rate limit: the benchmark measures the create path
-  delete env.DATABASE_SCHEMA;
-  if (!('DATABASE_URL' in database)) delete env.DATABASE_URL;
-  return env;
-}
-
-async function countRows(q: { query: (sql: string) => Promise<{ rows: Array<Record<string, unknown>> }> }) {
+async function countRows(q: Queryable) {
   const { rows } = await q.query(
     `SELECT (SELECT count(*) FROM transactions) AS transactions,
             (SELECT count(*) FROM payment_links) AS links,
@@ -250,96 +122,20 @@ function checkCounts(counts: { transactions: number; links: number; events: numb
   }
 }
 
-async function startPglite(): Promise<Running> {
-  const dir = mkdtempSync(join(tmpdir(), 'safehold-bench-'));
-  const remove = async () => rmSync(dir, { recursive: true, force: true });
-  cleanups.push(remove);
-  const port = await freePort();
-  const env = serverEnv(port, { DATA_DIR: dir });
-  const key = await merchantKey(env);
-  const { child, url, output } = await startProcess(CLI, ['serve'], env, port);
+/** safehold serve on a fresh database; afterwards its rows must match the 201s the client saw. */
+async function startServer(kind: 'pglite' | 'postgres'): Promise<Running> {
+  const server: RunningServer = await startSafehold(kind);
   return {
-    url,
-    child,
-    output,
-    headers: { authorization: `Bearer ${key}` },
+    ...server,
     verify: async (expected) => {
-      const db = await openPglite(dir);
+      const db = await server.openDb();
       try {
         checkCounts(await countRows(db), expected);
       } finally {
         await db.close();
       }
     },
-    cleanup: remove,
   };
-}
-
-async function startPostgres(): Promise<Running> {
-  const name = `safehold_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const drop = async () => {
-    const client = new pg.Client({ connectionString: ADMIN_URL });
-    await client.connect();
-    try {
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    } finally {
-      await client.end();
-    }
-  };
-  cleanups.push(drop);
-  const databaseUrl = new URL(ADMIN_URL);
-  databaseUrl.pathname = `/${name}`;
-  const port = await freePort();
-  const env = serverEnv(port, { DATABASE_URL: databaseUrl.toString() });
-  const key = await merchantKey(env);
-  const { child, url, output } = await startProcess(CLI, ['serve'], env, port);
-  return {
-    url,
-    child,
-    output,
-    headers: { authorization: `Bearer ${key}` },
-    verify: async (expected) => {
-      const client = new pg.Client({ connectionString: databaseUrl.toString() });
-      await client.connect();
-      try {
-        checkCounts(await countRows(client), expected);
-      } finally {
-        await client.end();
-      }
-    },
-    dbPids: async () => {
-      const client = new pg.Client({ connectionString: ADMIN_URL });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ pid: number }>(
-          'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-          [name],
-        );
-        return rows.map((r) => r.pid);
-      } finally {
-        await client.end();
-      }
-    },
-    cleanup: drop,
-  };
-}
-
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 // ---------------------------------------------------------------- load
@@ -486,8 +282,8 @@ function report(outcomes: Outcome[]): string {
 async function main(): Promise<void> {
   const starters: Record<string, () => Promise<Running>> = {
     bare: startBare,
-    pglite: startPglite,
-    postgres: startPostgres,
+    pglite: () => startServer('pglite'),
+    postgres: () => startServer('postgres'),
   };
   const outcomes: Outcome[] = [];
   for (const name of TARGETS) {
@@ -503,20 +299,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${report(outcomes)}\n`);
 }
 
-async function shutdown(): Promise<void> {
-  await Promise.allSettled([...children].map(stopProcess));
-  await Promise.allSettled(cleanups.map((c) => c()));
-}
-
-process.on('SIGINT', () => {
-  void shutdown().then(() => process.exit(130));
-});
-
-try {
-  await main();
-} catch (error) {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exitCode = 1;
-} finally {
-  await shutdown();
-}
+await runBenchmark('bench', main);
