@@ -26,6 +26,7 @@ export async function openContext(
       paymentWindowSeconds: config.paymentWindowSeconds,
       simulatorDelayMs: config.simulatorDelayMs,
       linkSecret: await resolveServiceSecret(db, config.secret),
+      ...(config.mpesa ? { mpesa: config.mpesa } : {}),
     };
   } catch (error) {
     await db.close();

@@ -1,3 +1,5 @@
+import { DARAJA_SANDBOX_URL, type DarajaConfig } from './rails/mpesa-daraja.ts';
+
 /**
  * The one module that reads the environment. Everything else receives a Config.
  *
@@ -14,6 +16,8 @@
  *   SAFEHOLD_SECRET         derives payment-link tokens; generated once and kept in the database when unset
  *   RATE_LIMIT_PER_MINUTE   default requests per minute per key (default 60)
  *   PAYMENT_WINDOW_SECONDS  how long a payment link stays payable (default 24 h)
+ *   MPESA_CONSUMER_KEY, MPESA_CONSUMER_SECRET, MPESA_SHORTCODE, MPESA_PASSKEY, MPESA_BASE_URL,
+ *   MPESA_CALLBACK_BASE_URL live M-Pesa (Daraja STK Push); all four credentials or none
  */
 export type Role = 'all' | 'api' | 'worker';
 
@@ -40,6 +44,8 @@ export interface Config {
   workerPollMs: number;
   /** How long the test-mode mobile-money simulator takes to call back (a buyer entering the PIN). */
   simulatorDelayMs: number;
+  /** Live M-Pesa through Daraja when all its credentials are set (MPESA_*); else live mobile money is refused. */
+  mpesa: DarajaConfig | undefined;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
@@ -57,6 +63,37 @@ function schemaName(raw: string | undefined): string | undefined {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw))
     throw new Error(`DATABASE_SCHEMA must be a lower-case identifier (a-z, 0-9, _), got '${raw}'`);
   return raw;
+}
+
+function baseUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
+  if (!/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(raw))
+    throw new Error(`${name} must be an http(s) URL without query or fragment, got '${raw}'`);
+  return raw.replace(/\/+$/, '');
+}
+
+const MPESA_CREDENTIALS = ['MPESA_CONSUMER_KEY', 'MPESA_CONSUMER_SECRET', 'MPESA_SHORTCODE', 'MPESA_PASSKEY'];
+
+/** Daraja's settings when all four credentials are set; a partial set is a mistake worth stopping for. */
+function mpesaConfig(env: NodeJS.ProcessEnv): DarajaConfig | undefined {
+  const missing = MPESA_CREDENTIALS.filter((name) => !env[name]);
+  if (missing.length === MPESA_CREDENTIALS.length) return undefined;
+  if (missing.length > 0)
+    throw new Error(
+      `live M-Pesa needs ${MPESA_CREDENTIALS.join(', ')} together; missing ${missing.join(', ')}`,
+    );
+  const shortcode = env.MPESA_SHORTCODE ?? '';
+  if (!/^\d+$/.test(shortcode)) throw new Error(`MPESA_SHORTCODE must be digits only, got '${shortcode}'`);
+  const callbackBaseUrl = baseUrl(env, 'MPESA_CALLBACK_BASE_URL');
+  return {
+    consumerKey: env.MPESA_CONSUMER_KEY ?? '',
+    consumerSecret: env.MPESA_CONSUMER_SECRET ?? '',
+    shortcode,
+    passkey: env.MPESA_PASSKEY ?? '',
+    baseUrl: baseUrl(env, 'MPESA_BASE_URL') ?? DARAJA_SANDBOX_URL,
+    ...(callbackBaseUrl ? { callbackBaseUrl } : {}),
+  };
 }
 
 /** The public URL when PUBLIC_URL is unset; the server recomputes it from the bound port when PORT=0. */
@@ -83,5 +120,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: env.MAIL_FROM || 'Safehold <no-reply@localhost>',
     workerPollMs: integer(env, 'WORKER_POLL_MS', 500),
     simulatorDelayMs: integer(env, 'SIMULATOR_DELAY_MS', 3000, 0),
+    mpesa: mpesaConfig(env),
   };
 }

@@ -11,6 +11,7 @@ import type { RateLimiter } from './rate-limit.ts';
 import { RouteTable } from './route-table.ts';
 import { healthRoutes } from './routes/health.ts';
 import { paymentLinkRoutes } from './routes/payment-links.ts';
+import { railCallbackRoutes } from './routes/rail-callbacks.ts';
 import { testHelperRoutes } from './routes/test-helpers.ts';
 import { transactionActionRoutes } from './routes/transaction-actions.ts';
 import { transactionRoutes } from './routes/transactions.ts';
@@ -58,6 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(paymentLinkRoutes, deps);
   await app.register(testHelperRoutes, deps);
   await app.register(webRoutes, deps);
+  await app.register(railCallbackRoutes, deps);
   await app.ready();
   return app;
 }

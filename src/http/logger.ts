@@ -1,8 +1,11 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
 
-/** Link tokens are bearer secrets: the path segment after /pay/ or /buyer/ never reaches a log. */
+/**
+ * Link tokens are bearer secrets: the path segment after /pay/ or /buyer/ never reaches a log,
+ * nor the M-Pesa callback's (/rails/mpesa/callback/).
+ */
 export function redactTokens(url: string): string {
-  return url.replace(/\/(pay|buyer)\/[^/?#]+/g, '/$1/[token]');
+  return url.replace(/\/(pay|buyer|rails\/mpesa\/callback)\/[^/?#]+/g, '/$1/[token]');
 }
 
 interface LoggedRequest {

@@ -1,5 +1,6 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Mailer } from '../mail/mailer.ts';
+import type { DarajaConfig } from '../rails/mpesa-daraja.ts';
 import type { Db } from '../store/db.ts';
 
 /** What every operation needs from the running service; built once at start-up. */
@@ -16,4 +17,6 @@ export interface ServiceContext {
   simulatorDelayMs?: number;
   /** Outgoing e-mail (the buyer's link); absent in CLI commands, which send none. */
   mailer?: Mailer;
+  /** Live M-Pesa (Daraja STK Push) when configured (MPESA_*); live mobile money is refused without it. */
+  mpesa?: DarajaConfig;
 }

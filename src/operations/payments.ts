@@ -98,7 +98,7 @@ export async function startPayment(
         merchant_id: row.merchant_id,
         livemode: row.livemode,
         subject_id: attemptId,
-        run_at: new Date(now.getTime() + PUSH_TIMEOUT_SECONDS * 1000),
+        run_at: new Date(now.getTime() + (rail.resultTimeoutSeconds ?? PUSH_TIMEOUT_SECONDS) * 1000),
         payload: {},
         created_at: now,
       },

@@ -32,6 +32,8 @@ export type CollectionResult =
 
 export interface CollectionRail {
   readonly name: string;
+  /** How long an attempt waits for its asynchronous result; PUSH_TIMEOUT_SECONDS when absent. */
+  readonly resultTimeoutSeconds?: number;
   start(request: CollectionRequest): Promise<CollectionStart>;
   /** Settles a 3-D Secure challenge (card rails); the result is reported like a callback. */
   completeChallenge?(attemptId: string, approved: boolean): CollectionResult;

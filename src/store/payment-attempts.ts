@@ -119,3 +119,15 @@ export async function attemptInFlight(q: Queryable, transactionId: string): Prom
   );
   return rowCount > 0;
 }
+
+/** The attempt a rail's reference names (a Daraja callback's CheckoutRequestID). */
+export async function findAttemptByRailReference(
+  q: Queryable,
+  railReference: string,
+): Promise<PaymentAttemptRow | undefined> {
+  const { rows } = await q.query<PaymentAttemptRow>(
+    'SELECT * FROM payment_attempts WHERE rail_reference = $1 ORDER BY created_at DESC LIMIT 1',
+    [railReference],
+  );
+  return rows[0];
+}
