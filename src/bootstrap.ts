@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import type { ServiceContext } from './operations/context.ts';
 import { resolveServiceSecret } from './operations/service-secret.ts';
+import { webhookSettingsFrom } from './operations/webhook-settings.ts';
 import type { Db } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { openDatabase } from './store/open.ts';
@@ -26,6 +27,7 @@ export async function openContext(
       paymentWindowSeconds: config.paymentWindowSeconds,
       simulatorDelayMs: config.simulatorDelayMs,
       linkSecret: await resolveServiceSecret(db, config.secret),
+      webhooks: webhookSettingsFrom(config),
       ...(config.mpesa ? { mpesa: config.mpesa } : {}),
     };
   } catch (error) {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { DARAJA_SANDBOX_URL, type DarajaConfig } from './rails/mpesa-daraja.ts';
 
 /**
@@ -16,6 +17,8 @@ import { DARAJA_SANDBOX_URL, type DarajaConfig } from './rails/mpesa-daraja.ts';
  *   SAFEHOLD_SECRET         derives payment-link tokens; generated once and kept in the database when unset
  *   RATE_LIMIT_PER_MINUTE   default requests per minute per key (default 60)
  *   PAYMENT_WINDOW_SECONDS  how long a payment link stays payable (default 24 h)
+ *   WEBHOOK_TIMEOUT_MS, WEBHOOK_CONCURRENCY, WEBHOOK_CONCURRENCY_PER_ENDPOINT, WEBHOOK_POLL_MS,
+ *   WEBHOOK_EGRESS_RANGES   webhook delivery (docs/configuration.md)
  *   MPESA_CONSUMER_KEY, MPESA_CONSUMER_SECRET, MPESA_SHORTCODE, MPESA_PASSKEY, MPESA_BASE_URL,
  *   MPESA_CALLBACK_BASE_URL live M-Pesa (Daraja STK Push); all four credentials or none
  */
@@ -44,6 +47,15 @@ export interface Config {
   workerPollMs: number;
   /** How long the test-mode mobile-money simulator takes to call back (a buyer entering the PIN). */
   simulatorDelayMs: number;
+  /** A webhook receiver must answer 2xx within this long (default 10 s). */
+  webhookTimeoutMs: number;
+  /** Webhook requests in flight at once per worker process, and per endpoint (or callback host). */
+  webhookConcurrency: number;
+  webhookConcurrencyPerEndpoint: number;
+  /** How often the webhook dispatcher looks for new events and due retries when idle. */
+  webhookPollMs: number;
+  /** The CIDR ranges webhooks are sent from, published by GET /v1/webhook_egress_ranges. */
+  webhookEgressRanges: string[];
   /** Live M-Pesa through Daraja when all its credentials are set (MPESA_*); else live mobile money is refused. */
   mpesa: DarajaConfig | undefined;
 }
@@ -63,6 +75,24 @@ function schemaName(raw: string | undefined): string | undefined {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw))
     throw new Error(`DATABASE_SCHEMA must be a lower-case identifier (a-z, 0-9, _), got '${raw}'`);
   return raw;
+}
+
+/** Documentation ranges (RFC 5737): placeholders until the operator configures the real ones. */
+export const DEFAULT_EGRESS_RANGES = ['192.0.2.0/24', '198.51.100.0/24'];
+
+function cidrList(env: NodeJS.ProcessEnv, name: string, fallback: string[]): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  return raw.split(',').map((item) => {
+    const cidr = item.trim();
+    const [address = '', prefix = '', ...rest] = cidr.split('/');
+    const family = isIP(address);
+    const bits = Number(prefix);
+    const max = family === 6 ? 128 : 32;
+    if (family === 0 || rest.length > 0 || !/^\d{1,3}$/.test(prefix) || bits > max)
+      throw new Error(`${name} must be a comma-separated list of CIDR ranges (192.0.2.0/24), got '${cidr}'`);
+    return cidr;
+  });
 }
 
 function baseUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -120,6 +150,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: env.MAIL_FROM || 'Safehold <no-reply@localhost>',
     workerPollMs: integer(env, 'WORKER_POLL_MS', 500),
     simulatorDelayMs: integer(env, 'SIMULATOR_DELAY_MS', 3000, 0),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000),
+    webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 128),
+    webhookConcurrencyPerEndpoint: integer(env, 'WEBHOOK_CONCURRENCY_PER_ENDPOINT', 16),
+    webhookPollMs: integer(env, 'WEBHOOK_POLL_MS', 200),
+    webhookEgressRanges: cidrList(env, 'WEBHOOK_EGRESS_RANGES', DEFAULT_EGRESS_RANGES),
     mpesa: mpesaConfig(env),
   };
 }

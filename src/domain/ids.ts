@@ -17,6 +17,7 @@ export const ID_PREFIXES = {
   ledgerEntry: 'le',
   job: 'job',
   paymentAttempt: 'pa',
+  webhookDelivery: 'whd',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -70,6 +71,14 @@ export function newId(kind: IdKind, nowMs: number = Date.now()): string {
     lastRandom = freshRandom();
   }
   return `${ID_PREFIXES[kind]}_${encodeTime(nowMs)}${encodeRandom(lastRandom)}`;
+}
+
+/**
+ * The smallest id of a kind made at or after a time: every id made before `ms` sorts below it, so
+ * a range on ids is a range on creation time that an index on the id can serve (event retention).
+ */
+export function idTimeFloor(kind: IdKind, ms: number): string {
+  return `${ID_PREFIXES[kind]}_${encodeTime(ms)}`;
 }
 
 export function hasPrefix(id: string, kind: IdKind): boolean {

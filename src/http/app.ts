@@ -9,12 +9,14 @@ import { BODY_LIMIT_BYTES, installJsonBody } from './json-body.ts';
 import { installOpenApi } from './openapi.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { RouteTable } from './route-table.ts';
+import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { paymentLinkRoutes } from './routes/payment-links.ts';
 import { railCallbackRoutes } from './routes/rail-callbacks.ts';
 import { testHelperRoutes } from './routes/test-helpers.ts';
 import { transactionActionRoutes } from './routes/transaction-actions.ts';
 import { transactionRoutes } from './routes/transactions.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { validatorCompiler } from './validation.ts';
 
 export interface AppOptions {
@@ -58,6 +60,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(transactionActionRoutes, deps);
   await app.register(paymentLinkRoutes, deps);
   await app.register(testHelperRoutes, deps);
+  await app.register(webhookRoutes, deps);
+  await app.register(eventRoutes, deps);
   await app.register(webRoutes, deps);
   await app.register(railCallbackRoutes, deps);
   await app.ready();

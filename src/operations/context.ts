@@ -2,6 +2,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { Mailer } from '../mail/mailer.ts';
 import type { DarajaConfig } from '../rails/mpesa-daraja.ts';
 import type { Db } from '../store/db.ts';
+import type { WebhookSettings } from './webhook-settings.ts';
 
 /** What every operation needs from the running service; built once at start-up. */
 export interface ServiceContext {
@@ -17,6 +18,8 @@ export interface ServiceContext {
   simulatorDelayMs?: number;
   /** Outgoing e-mail (the buyer's link); absent in CLI commands, which send none. */
   mailer?: Mailer;
+  /** Webhook delivery settings (WEBHOOK_*); defaults when absent. */
+  webhooks?: WebhookSettings;
   /** Live M-Pesa (Daraja STK Push) when configured (MPESA_*); live mobile money is refused without it. */
   mpesa?: DarajaConfig;
 }

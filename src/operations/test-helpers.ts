@@ -7,6 +7,7 @@ import { releaseIdempotencyKey } from '../store/idempotency.ts';
 import { advanceTestClock, findMerchantClock } from '../store/merchant-clock.ts';
 import { findTransaction } from '../store/transactions.ts';
 import { runDueJobs } from '../worker/run-due-jobs.ts';
+import { runAllDue } from '../worker/run-due-webhooks.ts';
 import type { ServiceContext } from './context.ts';
 import { runIdempotent } from './idempotent.ts';
 import { startPayment } from './payments.ts';
@@ -21,7 +22,7 @@ function requireTestMode(merchant: MerchantPrincipal): void {
 
 /**
  * Moves the merchant's test clock forward and answers only after every piece of work due by the
- * new time has run (releases, expiries, payment timeouts, ...).
+ * new time has run (releases, expiries, payment timeouts, webhook attempts and alerts, ...).
  */
 export async function advanceClock(
   ctx: ServiceContext,
@@ -45,8 +46,8 @@ export async function advanceClock(
       },
     ),
   );
-  // Also on a replay: whatever is due by now runs before the answer.
-  const jobsRun = await runDueJobs(ctx, { merchantId: merchant.merchantId, livemode: false });
+  // Also on a replay: whatever is due by now runs before the answer, webhook attempts included.
+  const jobsRun = await runAllDue(ctx, { merchantId: merchant.merchantId, livemode: false });
   const offset = await findMerchantClock(ctx.db, merchant.merchantId);
   return {
     object: 'test_clock',

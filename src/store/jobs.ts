@@ -7,7 +7,9 @@ export type JobKind =
   | 'settle_refund'
   | 'payment_timeout'
   | 'rail_callback'
-  | 'send_buyer_link';
+  | 'send_buyer_link'
+  | 'webhook_alert'
+  | 'purge_events';
 
 export interface JobRow {
   id: string;

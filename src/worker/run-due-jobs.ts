@@ -3,6 +3,7 @@ import { applyMoves, type MoveRequest } from '../operations/apply-moves.ts';
 import { buyerLinkMessage } from '../operations/buyer-link-mail.ts';
 import type { ServiceContext } from '../operations/context.ts';
 import { applyCollectionResult } from '../operations/payments.ts';
+import { runWebhookJob, WEBHOOK_JOB_KINDS } from '../operations/webhook-jobs.ts';
 import type { CollectionResult } from '../rails/collection.ts';
 import type { Queryable } from '../store/db.ts';
 import {
@@ -64,6 +65,7 @@ async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): 
   const moveJobs = jobs.filter((j) => MOVE_OF[j.kind]);
   const railJobs = jobs.filter((j) => j.kind === 'rail_callback' || j.kind === 'payment_timeout');
   const mailJobs = jobs.filter((j) => j.kind === 'send_buyer_link');
+  const webhookJobs = jobs.filter((j) => (WEBHOOK_JOB_KINDS as readonly JobKind[]).includes(j.kind));
   // One lock order for every path: transactions (all at once, in id order), then payment
   // attempts (applyCollectionResult). Taking a rail job's transaction only after the batch's
   // others could deadlock with a payment completing at that moment, or with another worker.
@@ -97,6 +99,7 @@ async function runJobs(ctx: ServiceContext, tx: Queryable, jobs: ClaimedJob[]): 
     await applyCollectionResult(ctx, tx, railResult(job, attempts.get(job.subject_id)));
   }
   for (const job of mailJobs) await sendBuyerLink(ctx, rows.get(job.subject_id));
+  for (const job of webhookJobs) await runWebhookJob(ctx, tx, job, jobNow(ctx, job));
   return postponed;
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServiceContext } from '../operations/context.ts';
 import { runDueJobs } from './run-due-jobs.ts';
+import { startWebhookDispatcher } from './webhook-dispatcher.ts';
 
 export interface Worker {
   /** Stops polling and waits for the round in progress to finish. */
@@ -32,11 +33,13 @@ export function startWorker(
     })();
   };
   tick();
+  // Webhooks run beside the jobs, in their own loop, so a slow receiver never holds up a deadline.
+  const webhooks = startWebhookDispatcher(ctx, { logger: options.logger });
   return {
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await round;
+      await Promise.all([round, webhooks.stop()]);
     },
   };
 }
