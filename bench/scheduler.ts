@@ -16,6 +16,8 @@
  *    approve journal row, and no job is left.
  *
  * Options: --transactions 100000 --workers 1,2 --batch 200,500,1000 --repeat 1 --templates 12
+ *          --keep-template (keep the set-up database and print its name), --template NAME (reuse it;
+ *          --transactions must match; drop it with DROP DATABASE when done)
  * PostgreSQL: BENCH_DATABASE_URL, else DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
  */
 import { join } from 'node:path';
@@ -46,6 +48,8 @@ const { values: args } = parseArgs({
     batch: { type: 'string', default: '200,500,1000' },
     repeat: { type: 'string', default: '1' },
     templates: { type: 'string', default: '12' },
+    'keep-template': { type: 'boolean', default: false },
+    template: { type: 'string' },
   },
 });
 const TOTAL = Number(args.transactions);
@@ -53,6 +57,9 @@ const WORKERS = args.workers.split(',').map(Number);
 const BATCHES = args.batch.split(',').map(Number);
 const REPEAT = Number(args.repeat);
 const TEMPLATES = Number(args.templates);
+/** Keep the set-up database (and print its name) for later runs with --template NAME. */
+const KEEP_TEMPLATE = args['keep-template'];
+const REUSE_TEMPLATE = args.template;
 const DAY_MS = 86_400_000;
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -305,7 +312,7 @@ async function cloneTemplates(db: Db, secret: string): Promise<void> {
 
 async function setupTemplate(): Promise<string> {
   const started = performance.now();
-  const template = await createDatabase({ prefix: 'safehold_bench_sched' });
+  const template = await createDatabase({ prefix: 'safehold_bench_sched', keep: KEEP_TEMPLATE });
   const secret = await makeTemplates(template.url);
   const db = await openDatabase({ databaseUrl: template.url, dataDir: undefined, poolSize: 2 });
   try {
@@ -520,7 +527,8 @@ function report(runs: Run[]): string {
 async function main(): Promise<void> {
   if (!(await postgresReachable())) throw new Error(`PostgreSQL not reachable at ${ADMIN_URL}`);
   log(`load average before the run: ${loadAverage()}`);
-  const template = await setupTemplate();
+  const template = REUSE_TEMPLATE ?? (await setupTemplate());
+  if (KEEP_TEMPLATE) log(`template database kept: ${template} (reuse with --template ${template})`);
   const runs: Run[] = [];
   for (let i = 0; i < REPEAT; i++) {
     for (const workers of WORKERS) {

@@ -41,10 +41,10 @@ export interface BenchDatabase {
 
 /**
  * CREATE DATABASE safehold_bench_<random> (a copy of `template` when given), dropped with
- * DROP DATABASE … WITH (FORCE) by drop() or at the end of the run.
+ * DROP DATABASE … WITH (FORCE) by drop() or at the end of the run (unless kept).
  */
 export async function createDatabase(
-  options: { template?: string; prefix?: string } = {},
+  options: { template?: string; prefix?: string; keep?: boolean } = {},
 ): Promise<BenchDatabase> {
   const name = `${options.prefix ?? 'safehold_bench'}_${randomBytes(4).toString('hex')}`;
   await withAdmin((admin) =>
@@ -56,7 +56,7 @@ export async function createDatabase(
     dropped = true;
     await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   };
-  onCleanup(drop);
+  if (!options.keep) onCleanup(drop);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return { name, url: url.toString(), drop };

@@ -114,7 +114,9 @@ export async function applyMoves(
   const ledger: LedgerRow[] = [];
   const events: NewEvent[] = [];
   const jobs: NewJob[] = [];
-  const obsolete = new Map<JobKind, string[]>();
+  // Per action, the transactions whose pending work it made pointless: one statement per action
+  // (a batch of auto-releases is one), deleting every obsolete kind of job of those transactions.
+  const obsolete = new Map<Action, string[]>();
   for (const { request, plan } of planned) {
     const after = changed.get(request.row.id);
     if (!after) continue;
@@ -143,11 +145,13 @@ export async function applyMoves(
     }
     jobs.push(...followUpJobs(request.action, after, at));
     // A partial release (no move) leaves the rest held, so its deadlines still stand.
-    for (const kind of plan.move ? (OBSOLETE_AFTER[request.action] ?? []) : []) {
-      obsolete.set(kind, [...(obsolete.get(kind) ?? []), after.id]);
+    if (plan.move && OBSOLETE_AFTER[request.action]) {
+      const ids = obsolete.get(request.action);
+      if (ids) ids.push(after.id);
+      else obsolete.set(request.action, [after.id]);
     }
   }
-  for (const [kind, ids] of obsolete) await cancelJobs(tx, ids, [kind]);
+  for (const [action, ids] of obsolete) await cancelJobs(tx, ids, OBSOLETE_AFTER[action] ?? []);
   await insertLedgerRows(tx, ledger);
   await insertEvents(tx, events);
   await scheduleJobs(tx, jobs);

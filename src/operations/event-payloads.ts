@@ -1,4 +1,5 @@
 import { newId } from '../domain/ids.ts';
+import type { TransactionView } from '../schemas/transaction.ts';
 import type { NewEvent } from '../store/events.ts';
 import type { TransactionRow } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
@@ -23,8 +24,19 @@ export function transactionEvent(
   at: Date,
   extra: Record<string, unknown> = {},
 ): NewEvent {
+  return eventOf(transactionView(ctx, row), type, row, at, extra);
+}
+
+/** An event around a transaction view already made (a status change makes one view, not two). */
+function eventOf(
+  view: TransactionView,
+  type: string,
+  row: TransactionRow,
+  at: Date,
+  extra: Record<string, unknown>,
+): NewEvent {
   const id = newId('event', at.getTime());
-  const { payment_link: _link, buyer_link: _buyer, ...data } = transactionView(ctx, row);
+  const { payment_link: _link, buyer_link: _buyer, ...data } = view;
   const redacted: RedactedLinks = { payment_link_id: row.payment_link_id, transaction_id: row.id };
   return {
     id,
@@ -55,7 +67,7 @@ export function statusChangedEvent(
   at: Date,
 ): NewEvent {
   const view = transactionView(ctx, row);
-  return transactionEvent(ctx, 'transaction.status_changed', row, at, {
+  return eventOf(view, 'transaction.status_changed', row, at, {
     previous_status: previousStatus,
     status: view.status,
     settlement_status: view.settlement_status,
