@@ -13,6 +13,7 @@
  * a round stopped), the books sound (verifyLedger), one status change to confirmed each.
  *
  * Options: --connections 32 --duration 10 --warmup 4 --rounds 3 --targets postgres,pglite
+ *          --pgbench (first measure the machine with pgbench, to put the figures in context)
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -20,7 +21,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { verifyLedger } from '../src/operations/verify-ledger.ts';
 import { cpuSeconds, loadAverage, percentOf, totalCpuSeconds } from './lib/cpu.ts';
-import { ADMIN_URL, postgresReachable } from './lib/postgres.ts';
+import { ADMIN_URL, pgbenchTps, postgresReachable } from './lib/postgres.ts';
 import { runBenchmark, stopProcess } from './lib/processes.ts';
 import { type DatabaseKind, type RunningServer, startSafehold } from './lib/safehold.ts';
 import { fixed, percent, percentile, spread, table } from './lib/stats.ts';
@@ -32,6 +33,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '4' },
     rounds: { type: 'string', default: '3' },
     targets: { type: 'string', default: 'postgres,pglite' },
+    pgbench: { type: 'boolean', default: false },
   },
 });
 const CONNECTIONS = Number(args.connections);
@@ -320,6 +322,10 @@ function report(outcomes: Outcome[]): string {
 async function main(): Promise<void> {
   const outcomes: Outcome[] = [];
   process.stderr.write(`load average before the run: ${loadAverage()}\n`);
+  const tps = args.pgbench ? await pgbenchTps() : undefined;
+  if (tps !== undefined) {
+    process.stderr.write(`pgbench TPC-B (scale 10, 32 clients, 10 s) just before: ${tps.toFixed(0)} tps\n`);
+  }
   for (const name of TARGETS) {
     if (name !== 'postgres' && name !== 'pglite')
       throw new Error(`unknown target '${name}' (postgres, pglite)`);

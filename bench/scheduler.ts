@@ -14,10 +14,12 @@
  * 3. Each run is checked: verifyLedger finds nothing wrong, every transaction is confirmed /
  *    approved_for_release with exactly one status change from delivered to confirmed and one
  *    approve journal row, and no job is left.
+ * 4. Last, the cost of a worker's poll when nothing is due (all the jobs 60 days ahead).
  *
  * Options: --transactions 100000 --workers 1,2 --batch 200,500,1000 --repeat 1 --templates 12
  *          --keep-template (keep the set-up database and print its name), --template NAME (reuse it;
- *          --transactions must match; drop it with DROP DATABASE when done)
+ *          --transactions must match; drop it with DROP DATABASE when done), --pgbench (first measure
+ *          the machine with pgbench, to put the figures in context)
  * PostgreSQL: BENCH_DATABASE_URL, else DATABASE_URL, else postgres://postgres@127.0.0.1:5432/postgres.
  */
 import { join } from 'node:path';
@@ -36,7 +38,14 @@ import type { Db, Queryable } from '../src/store/db.ts';
 import { openDatabase } from '../src/store/open.ts';
 import { runDueJobs } from '../src/worker/run-due-jobs.ts';
 import { loadAverage, totalCpuSeconds } from './lib/cpu.ts';
-import { ADMIN_URL, backendPids, createDatabase, postgresReachable, withAdmin } from './lib/postgres.ts';
+import {
+  ADMIN_URL,
+  backendPids,
+  createDatabase,
+  pgbenchTps,
+  postgresReachable,
+  withAdmin,
+} from './lib/postgres.ts';
 import { ROOT, runBenchmark, spawnScript, stopProcess } from './lib/processes.ts';
 import type { WorkerReport } from './lib/scheduler-worker.ts';
 import { fixed, spread, table } from './lib/stats.ts';
@@ -50,6 +59,7 @@ const { values: args } = parseArgs({
     templates: { type: 'string', default: '12' },
     'keep-template': { type: 'boolean', default: false },
     template: { type: 'string' },
+    pgbench: { type: 'boolean', default: false },
   },
 });
 const TOTAL = Number(args.transactions);
@@ -485,7 +495,35 @@ async function run(template: string, workers: number, batch: number): Promise<Ru
   }
 }
 
-function report(runs: Run[]): string {
+/**
+ * What a worker's poll costs when nothing is due: the template's jobs all moved 60 days ahead,
+ * then runDueJobs (the worker's round) timed over many polls.
+ */
+async function idlePoll(template: string): Promise<{ polls: number; msPerPoll: number }> {
+  const db = await createDatabase({ template });
+  try {
+    await withAdmin(async (admin) => {
+      await admin.query("UPDATE scheduled_jobs SET run_at = run_at + interval '60 days'");
+      await admin.query('VACUUM ANALYZE scheduled_jobs');
+    }, db.url);
+    const ctx = await openContext({ ...loadConfig({}), databaseUrl: db.url }, { dataDir: undefined });
+    try {
+      for (let i = 0; i < 20; i++) await runDueJobs(ctx); // warm: connection, prepared statements
+      const polls = 200;
+      const started = performance.now();
+      for (let i = 0; i < polls; i++) {
+        if ((await runDueJobs(ctx)) !== 0) throw new Error('a job ran in the idle-poll measurement');
+      }
+      return { polls, msPerPoll: (performance.now() - started) / polls };
+    } finally {
+      await ctx.db.close();
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+function report(runs: Run[], idle: { polls: number; msPerPoll: number }): string {
   const groups = new Map<string, Run[]>();
   for (const r of runs) {
     const key = `${r.workers}/${r.batch}`;
@@ -520,6 +558,8 @@ function report(runs: Run[]): string {
       rows,
     ),
     `every run: ${runs[0]?.checked ?? '-'}`,
+    `idle poll (runDueJobs with nothing due, the ${TOTAL} jobs 60 days ahead): ` +
+      `${idle.msPerPoll.toFixed(2)} ms per poll over ${idle.polls} polls`,
     `load average after the runs: ${loadAverage()}`,
   ].join('\n');
 }
@@ -527,6 +567,8 @@ function report(runs: Run[]): string {
 async function main(): Promise<void> {
   if (!(await postgresReachable())) throw new Error(`PostgreSQL not reachable at ${ADMIN_URL}`);
   log(`load average before the run: ${loadAverage()}`);
+  const tps = args.pgbench ? await pgbenchTps() : undefined;
+  if (tps !== undefined) log(`pgbench TPC-B (scale 10, 32 clients, 10 s) just before: ${tps.toFixed(0)} tps`);
   const template = REUSE_TEMPLATE ?? (await setupTemplate());
   if (KEEP_TEMPLATE) log(`template database kept: ${template} (reuse with --template ${template})`);
   const runs: Run[] = [];
@@ -543,7 +585,8 @@ async function main(): Promise<void> {
       }
     }
   }
-  process.stdout.write(`${report(runs)}\n`);
+  const idle = await idlePoll(template);
+  process.stdout.write(`${report(runs, idle)}\n`);
 }
 
 await runBenchmark('bench:scheduler', main);
