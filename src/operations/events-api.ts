@@ -18,7 +18,7 @@ import {
 } from '../store/webhook-deliveries.ts';
 import { enabledEndpointsOf } from '../store/webhook-endpoints.ts';
 import type { ServiceContext } from './context.ts';
-import { hydrateEventPayload } from './event-payloads.ts';
+import { eventPayload } from './event-json.ts';
 import { runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
@@ -74,7 +74,7 @@ export function eventView(
     service_transaction_id: row.service_transaction_id,
     livemode: row.livemode,
     created_at: row.created_at.toISOString(),
-    payload: hydrateEventPayload(ctx, row.payload) as EventView['payload'],
+    payload: eventPayload(ctx, row.payload) as EventView['payload'],
     delivery_failed: deliveries.some((d) => d.status === 'failed' && d.superseded_by === null),
     deliveries: deliveries.map((d) => deliveryView(d, attempts ? (attempts.get(d.id) ?? []) : undefined)),
   };

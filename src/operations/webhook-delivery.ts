@@ -8,10 +8,11 @@ import {
   loadSendRows,
   type RecordedDelivery,
   recordAttempts,
+  releaseClaims,
 } from '../store/webhook-deliveries.ts';
 import { postWebhook } from '../webhooks/http-sender.ts';
 import type { ServiceContext } from './context.ts';
-import { hydrateEventPayload } from './event-payloads.ts';
+import { eventPayload } from './event-json.ts';
 import { fanOutEvents } from './webhook-fanout.ts';
 import { type AttemptOutcome, lockTargetsOf, updateTargetHealth } from './webhook-health.ts';
 import { openSecret } from './webhook-secret.ts';
@@ -41,7 +42,8 @@ export interface SendJob {
   url: string;
   /** The hydrated event as sent (link URLs rebuilt). */
   body: string;
-  secret: string;
+  /** Null when the stored secret cannot be opened: the attempt fails without a request. */
+  secret: string | null;
   clockOffsetMs: number;
 }
 
@@ -50,6 +52,8 @@ export interface ClaimRequest extends DeliveryFilter {
   capacity: number;
   /** In flight per target key in this process (not changed). */
   inFlight?: ReadonlyMap<string, number>;
+  /** Most deliveries held per target, counting inFlight (default WEBHOOK_CONCURRENCY_PER_ENDPOINT). */
+  perTarget?: number;
   /** How many new events one claim fans out at most. */
   fanOutLimit?: number;
 }
@@ -59,12 +63,28 @@ export function leaseMs(ctx: Pick<ServiceContext, 'webhooks'>): number {
   return webhookSettings(ctx).timeoutMs * 2 + 5_000;
 }
 
+/**
+ * The signing secret, or null if it cannot be opened (sealed under another SAFEHOLD_SECRET): one
+ * merchant's unreadable secret must not stop everyone's deliveries.
+ */
+function readableSecret(ctx: ServiceContext, sealed: string | null): string | null {
+  if (!sealed) return null;
+  try {
+    return openSecret(ctx, sealed);
+  } catch {
+    return null;
+  }
+}
+
+const UNREADABLE_SECRET =
+  'not sent: the signing secret cannot be read (was SAFEHOLD_SECRET changed?); rotate it with POST /v1/webhook_secret/rotate';
+
 /** One transaction: fan out new events, claim due deliveries, load what sending them needs. */
 export async function claimWebhookSends(
   ctx: ServiceContext,
   request: ClaimRequest,
 ): Promise<{ jobs: SendJob[]; events: number }> {
-  const settings = webhookSettings(ctx);
+  const perTarget = request.perTarget ?? webhookSettings(ctx).perEndpoint;
   const lease = { token: randomBytes(12).toString('base64url'), ms: leaseMs(ctx) };
   const filter = { merchantId: request.merchantId, livemode: request.livemode };
   return ctx.db.transaction(async (tx) => {
@@ -73,7 +93,7 @@ export async function claimWebhookSends(
       ctx,
       tx,
       { ...filter, limit: request.fanOutLimit ?? 500 },
-      { capacity: request.capacity, perTarget: settings.perEndpoint, inFlight, lease },
+      { capacity: request.capacity, perTarget, inFlight, lease },
     );
     const room = request.capacity - fanned.claimed.length;
     const due =
@@ -81,7 +101,7 @@ export async function claimWebhookSends(
         ? await claimDueDeliveries(tx, ctx.clock.now(), {
             ...filter,
             limit: room,
-            perTarget: settings.perEndpoint,
+            perTarget,
             inFlight,
             lease,
           })
@@ -96,7 +116,6 @@ export async function claimWebhookSends(
     const jobs: SendJob[] = [];
     for (const row of rows) {
       if (!row.active) continue;
-      if (!row.sealed_secret) throw new Error(`no webhook secret for ${row.merchant_id}`);
       jobs.push({
         deliveryId: row.id,
         token: lease.token,
@@ -107,8 +126,8 @@ export async function claimWebhookSends(
         targetKey: row.target_key,
         number: row.attempts + 1,
         url: row.url,
-        body: JSON.stringify(hydrateEventPayload(ctx, row.payload)),
-        secret: openSecret(ctx, row.sealed_secret),
+        body: JSON.stringify(eventPayload(ctx, row.payload)),
+        secret: readableSecret(ctx, row.sealed_secret),
         clockOffsetMs: Number(row.clock_offset_ms),
       });
     }
@@ -124,13 +143,16 @@ export async function claimWebhookSends(
 export async function sendWebhook(ctx: ServiceContext, job: SendJob): Promise<AttemptOutcome> {
   const attemptedAt = new Date(ctx.clock.now().getTime() + job.clockOffsetMs);
   const timestamp = Math.floor(Date.now() / 1000);
-  const result = await postWebhook({
-    url: job.url,
-    headers: webhookHeaders(job.secret, job.eventId, job.body, timestamp),
-    body: job.body,
-    timeoutMs: webhookSettings(ctx).timeoutMs,
-    publicOnly: job.livemode,
-  });
+  const result =
+    job.secret === null
+      ? { ok: false, statusCode: null, latencyMs: 0, excerpt: null, error: UNREADABLE_SECRET }
+      : await postWebhook({
+          url: job.url,
+          headers: webhookHeaders(job.secret, job.eventId, job.body, timestamp),
+          body: job.body,
+          timeoutMs: webhookSettings(ctx).timeoutMs,
+          publicOnly: job.livemode,
+        });
   const next = result.ok ? null : nextAttemptAt(job.number, attemptedAt);
   return {
     deliveryId: job.deliveryId,
@@ -165,4 +187,12 @@ export async function recordWebhookAttempts(
     await updateTargetHealth(tx, locked, recorded, records);
     return recorded;
   });
+}
+
+/** Gives back claimed deliveries that will not be sent by this worker (it is stopping). */
+export async function releaseWebhookClaims(ctx: ServiceContext, jobs: readonly SendJob[]): Promise<void> {
+  await releaseClaims(
+    ctx.db,
+    jobs.map((j) => ({ id: j.deliveryId, token: j.token })),
+  );
 }

@@ -32,7 +32,16 @@ export async function ensureWebhookSecret(
   now: Date,
 ): Promise<string> {
   const existing = await findSealedSecret(q, owner);
-  if (existing) return openSecret(ctx, existing.sealed_secret);
+  if (existing) {
+    try {
+      return openSecret(ctx, existing.sealed_secret);
+    } catch {
+      // Sealed under another service secret (SAFEHOLD_SECRET changed): unusable, so replaced.
+      const secret = newSigningSecret();
+      await replaceSecret(q, owner, sealSecret(ctx, secret), now);
+      return secret;
+    }
+  }
   const row = await insertSecretIfMissing(q, owner, sealSecret(ctx, newSigningSecret()), now);
   return openSecret(ctx, row.sealed_secret);
 }

@@ -414,3 +414,17 @@ export async function cancelPendingToEndpoint(q: Queryable, endpointId: string, 
     [endpointId, now],
   );
 }
+
+/** Gives back claims that were not used (a worker stopping with deliveries still queued). */
+export async function releaseClaims(
+  q: Queryable,
+  claims: readonly { id: string; token: string }[],
+): Promise<void> {
+  if (claims.length === 0) return;
+  await q.query(
+    `UPDATE webhook_deliveries d SET claimed_until = NULL, claim_token = NULL
+       FROM unnest($1::text[], $2::text[]) AS c(id, token)
+      WHERE d.id = c.id AND d.claim_token = c.token`,
+    [claims.map((c) => c.id), claims.map((c) => c.token)],
+  );
+}

@@ -276,4 +276,36 @@ describe('webhook delivery', () => {
     );
     assert.ok(eventOf(r, 'transaction.created'));
   });
+
+  it('fails the attempt without sending when the stored secret cannot be read, until it is rotated', async () => {
+    const r = await receiver();
+    const { merchant } = await merchantWithEndpoint(r.url);
+    // As after a change of SAFEHOLD_SECRET: sealed under a key the service no longer has.
+    await h.ctx.db.query(
+      "UPDATE webhook_secrets SET sealed_secret = 'v1.AAAAAAAAAAAAAAAA.AAAA.AAAAAAAAAAAAAAAAAAAAAA' WHERE merchant_id = $1",
+      [merchant.merchant_id],
+    );
+    await createTransaction(merchant);
+    await runDueWebhooks(h.ctx);
+    assert.equal(r.received.length, 0, 'nothing unsigned leaves the service');
+    const list = json<{ data: { id: string }[] }>(
+      await h.request({ method: 'GET', url: '/v1/events', key: merchant.test_key }),
+    );
+    const event = json<{ deliveries: { status: string; attempts: { error: string }[] }[] }>(
+      await h.request({ method: 'GET', url: `/v1/events/${list.data[0]?.id}`, key: merchant.test_key }),
+    );
+    assert.equal(event.deliveries[0]?.status, 'pending');
+    assert.match(String(event.deliveries[0]?.attempts[0]?.error), /signing secret cannot be read/);
+    const rotated = json<{ secret: string }>(
+      await h.request({ method: 'POST', url: '/v1/webhook_secret/rotate', key: merchant.test_key }),
+    );
+    await advance(merchant, 60);
+    assert.equal(r.received.length, 1);
+    const sent = r.received[0];
+    const timestamp = String(sent?.headers['x-service-timestamp']);
+    assert.equal(
+      sent?.headers['x-service-signature'],
+      expectedSignature(rotated.secret, timestamp, sent?.body ?? ''),
+    );
+  });
 });

@@ -48,7 +48,7 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
         summary: "Advance the merchant's test clock",
         description:
           'Test keys only. Answers after every piece of work due by the new time has run: auto-releases, ' +
-          'payment-window expiries, time-based releases, payment timeouts.',
+          'payment-window expiries, time-based releases, payment timeouts, webhook attempts (retries) and alerts.',
         security: [{ bearerAuth: [] }],
         headers: IdempotencyHeaders,
         body: ClockAdvanceBody,
