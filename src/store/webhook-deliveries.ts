@@ -133,6 +133,10 @@ export async function claimDueDeliveries(q: Queryable, now: Date, options: Claim
         WHERE d.status = 'pending'
           AND d.next_attempt_at <= $1::timestamptz
                 + CASE WHEN d.livemode THEN 0 ELSE m.test_clock_offset_ms END * interval '1 millisecond'
+          -- The same bound with the largest test clock offset, which the index can use: an idle
+          -- poll then stops at now instead of reading every retry scheduled for later.
+          AND d.next_attempt_at <= $1::timestamptz
+                + (SELECT greatest(0, coalesce(max(test_clock_offset_ms), 0)) FROM merchants) * interval '1 millisecond'
           AND (d.claimed_until IS NULL OR d.claimed_until < clock_timestamp())
           AND ($2::text IS NULL OR d.merchant_id = $2)
           AND ($3::boolean IS NULL OR d.livemode = $3)
@@ -305,6 +309,8 @@ export async function countClaimedDue(q: Queryable, now: Date, filter: DeliveryF
       WHERE d.status = 'pending'
         AND d.next_attempt_at <= $1::timestamptz
               + CASE WHEN d.livemode THEN 0 ELSE m.test_clock_offset_ms END * interval '1 millisecond'
+        AND d.next_attempt_at <= $1::timestamptz
+              + (SELECT greatest(0, coalesce(max(test_clock_offset_ms), 0)) FROM merchants) * interval '1 millisecond'
         AND d.claimed_until >= clock_timestamp()
         AND ($2::text IS NULL OR d.merchant_id = $2)
         AND ($3::boolean IS NULL OR d.livemode = $3)`,
