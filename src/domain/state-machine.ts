@@ -16,7 +16,16 @@ export const ACTIONS = [
   'release',
   'auto_release',
   'time_release',
+  'refund',
   'refund_settled',
+  'refund_failed',
+  'open_dispute',
+  'review_dispute',
+  'resolve_seller',
+  'resolve_buyer',
+  'resolve_split',
+  'payout_paid',
+  'payout_reversed',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -28,7 +37,7 @@ export interface Move {
   to: TransactionStatus;
   settlement: SettlementStatus;
   /** What the move does to the money, posted to the ledger in the same database transaction. */
-  money: 'capture' | 'approve_all' | 'refund_all' | 'refund_paid' | 'none';
+  money: 'capture' | 'approve_all' | 'refund_all' | 'refund' | 'refund_returned' | 'split' | 'none';
 }
 
 export const TRANSITIONS: readonly Move[] = [
@@ -85,22 +94,123 @@ export const TRANSITIONS: readonly Move[] = [
     money: 'approve_all',
   },
   { action: 'cancel', from: 'reserved', to: 'refunded', settlement: 'refund_pending', money: 'refund_all' },
+  // POST /v1/refunds: a refund of everything left moves the transaction; a partial one keeps its
+  // state (planMove returns no move). Held funds come back from escrow, paid-out ones from the
+  // merchant's balance.
+  ...(['reserved', 'delivered'] as const).map(
+    (from): Move => ({
+      action: 'refund',
+      from,
+      to: 'refunded',
+      settlement: 'refund_pending',
+      money: 'refund',
+    }),
+  ),
+  {
+    action: 'refund',
+    from: 'released',
+    fromSettlement: 'released',
+    to: 'refunded',
+    settlement: 'refund_pending',
+    money: 'refund',
+  },
   {
     action: 'refund_settled',
     from: 'refunded',
     fromSettlement: 'refund_pending',
     to: 'refunded',
     settlement: 'refunded',
-    money: 'refund_paid',
+    money: 'none',
+  },
+  // A refund the rail could not pay puts the transaction back where the refund found it.
+  ...(
+    [
+      ['reserved', 'pending_confirmation'],
+      ['delivered', 'pending_confirmation'],
+      ['released', 'released'],
+      ['under_review', 'under_review'],
+    ] as const
+  ).map(
+    ([to, settlement]): Move => ({
+      action: 'refund_failed',
+      from: 'refunded',
+      fromSettlement: 'refund_pending',
+      to,
+      settlement,
+      money: 'refund_returned',
+    }),
+  ),
+  // Disputes (resolutions 5, 8): opening freezes the funds; the evidence deadline or the operator
+  // puts the case under review; the operator's decision moves the money.
+  ...(['reserved', 'delivered'] as const).map(
+    (from): Move => ({
+      action: 'open_dispute',
+      from,
+      to: 'disputed',
+      settlement: 'under_review',
+      money: 'none',
+    }),
+  ),
+  {
+    action: 'review_dispute',
+    from: 'disputed',
+    to: 'under_review',
+    settlement: 'under_review',
+    money: 'none',
+  },
+  {
+    action: 'resolve_seller',
+    from: 'under_review',
+    to: 'confirmed',
+    settlement: 'approved_for_release',
+    money: 'approve_all',
+  },
+  {
+    action: 'resolve_buyer',
+    from: 'under_review',
+    to: 'refunded',
+    settlement: 'refund_pending',
+    money: 'refund_all',
+  },
+  {
+    action: 'resolve_split',
+    from: 'under_review',
+    to: 'confirmed',
+    settlement: 'approved_for_release',
+    money: 'split',
+  },
+  // Payouts: the seller's payout containing the transaction is paid, or the rail reverses it.
+  {
+    action: 'payout_paid',
+    from: 'confirmed',
+    fromSettlement: 'approved_for_release',
+    to: 'released',
+    settlement: 'released',
+    money: 'none',
+  },
+  {
+    action: 'payout_reversed',
+    from: 'released',
+    fromSettlement: 'released',
+    to: 'released',
+    settlement: 'reversed',
+    money: 'none',
   },
 ];
 
-export function findMove(action: Action, from: string, fromSettlement: string): Move | undefined {
+/** The table's move for an action from a state; `to` picks among moves that restore a state. */
+export function findMove(
+  action: Action,
+  from: string,
+  fromSettlement: string,
+  to?: string,
+): Move | undefined {
   return TRANSITIONS.find(
     (m) =>
       m.action === action &&
       m.from === from &&
-      (m.fromSettlement === undefined || m.fromSettlement === fromSettlement),
+      (m.fromSettlement === undefined || m.fromSettlement === fromSettlement) &&
+      (to === undefined || m.to === to),
   );
 }
 

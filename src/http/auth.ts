@@ -16,6 +16,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     access?: Access;
+    /** A merchant route the operator's key may also call (reading a dispute, resolving its case). */
+    operatorToo?: boolean;
   }
 }
 
@@ -53,7 +55,9 @@ export function installAuth(
       );
     }
     if (access === 'operator') requireOperator(principal);
-    else requireMerchant(principal, access);
+    else if (!(principal.kind === 'operator' && request.routeOptions.config.operatorToo)) {
+      requireMerchant(principal, access);
+    }
     request.principal = principal;
   });
 }
@@ -61,6 +65,13 @@ export function installAuth(
 export function merchantOf(request: FastifyRequest): MerchantPrincipal {
   const principal = request.principal;
   if (principal?.kind !== 'merchant') throw new Error('route reached without a merchant principal');
+  return principal;
+}
+
+/** The caller of a route open to a merchant key and the operator's (config.operatorToo). */
+export function principalOf(request: FastifyRequest): Principal {
+  const principal = request.principal;
+  if (!principal) throw new Error('route reached without a principal');
   return principal;
 }
 

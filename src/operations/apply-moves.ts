@@ -1,12 +1,13 @@
 import { ApiError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { assertPostable } from '../domain/ledger.ts';
-import { type Plan, planMove } from '../domain/plan-move.ts';
+import { assertPostable, type Posting } from '../domain/ledger.ts';
+import { type MoveOptions, type Plan, planMove } from '../domain/plan-move.ts';
 import type { Action } from '../domain/state-machine.ts';
 import type { Queryable } from '../store/db.ts';
 import { insertEvents, type NewEvent } from '../store/events.ts';
 import { cancelJobs, type JobKind, type NewJob, scheduleJobs } from '../store/jobs.ts';
 import { insertLedgerRows, type LedgerRow } from '../store/ledger.ts';
+import { type PayoutRunOwner, payoutRunSubject, schedulePayoutRuns } from '../store/payout-runs.ts';
 import { type StateUpdate, updateStates } from '../store/transaction-state.ts';
 import type { TransactionRow } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
@@ -18,8 +19,8 @@ export interface MoveRequest {
   action: Action;
   /** On the transaction's clock (the merchant's test clock in test mode). */
   now: Date;
-  /** A partial release: the part to approve, below what is held. */
-  amountMinor?: bigint;
+  /** Amounts and choices of the move (a partial release, a refund, a split). */
+  options?: MoveOptions;
   paymentMethod?: Record<string, unknown>;
 }
 
@@ -32,6 +33,8 @@ const OBSOLETE_AFTER: Partial<Record<Action, JobKind[]>> = {
   release: ['auto_release', 'time_release'],
   auto_release: ['auto_release', 'time_release'],
   time_release: ['auto_release', 'time_release'],
+  refund: ['auto_release', 'time_release'],
+  open_dispute: ['auto_release', 'time_release'],
 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -54,9 +57,31 @@ function followUpJobs(action: Action, after: TransactionRow, now: Date): NewJob[
   if (action === 'deliver' && condition.type === 'buyer_confirmation' && after.review_deadline) {
     return [job('auto_release', after.review_deadline)];
   }
-  if (after.settlement_status === 'refund_pending') return [job('settle_refund', now)];
   if (action === 'capture' && after.customer?.email) return [job('send_buyer_link', now)];
   return [];
+}
+
+/** The journal rows of postings about one transaction (same merchant, environment, currency). */
+export function journalRows(
+  owner: Pick<TransactionRow, 'id' | 'merchant_id' | 'livemode' | 'currency'>,
+  postings: readonly Posting[],
+  at: Date,
+): LedgerRow[] {
+  return postings.map((posting) => {
+    assertPostable(posting);
+    return {
+      id: newId('ledgerEntry', at.getTime()),
+      merchant_id: owner.merchant_id,
+      livemode: owner.livemode,
+      currency: owner.currency,
+      transaction_id: owner.id,
+      kind: posting.kind,
+      debit_account: posting.debit,
+      credit_account: posting.credit,
+      amount_minor: posting.amountMinor,
+      created_at: at,
+    };
+  });
 }
 
 export interface AppliedMove {
@@ -80,7 +105,7 @@ export async function applyMoves(
   const planned: { request: MoveRequest; plan: Plan }[] = [];
   for (const request of requests) {
     try {
-      planned.push({ request, plan: planMove(request.row, request.action, request.amountMinor) });
+      planned.push({ request, plan: planMove(request.row, request.action, request.options) });
     } catch (error) {
       if (onInvalid === 'throw' || !(error instanceof ApiError)) throw error;
     }
@@ -95,6 +120,7 @@ export async function applyMoves(
     settlement_status: plan.settlementStatus,
     amount_released_minor: plan.releasedMinor,
     amount_refunded_minor: plan.refundedMinor,
+    amount_refunded_from_balance_minor: plan.refundedFromBalanceMinor,
     review_deadline:
       action === 'deliver'
         ? new Date(now.getTime() + row.release_condition.review_window_days * DAY_MS)
@@ -117,26 +143,18 @@ export async function applyMoves(
   // Per action, the transactions whose pending work it made pointless: one statement per action
   // (a batch of auto-releases is one), deleting every obsolete kind of job of those transactions.
   const obsolete = new Map<Action, string[]>();
+  // Merchants (and environments) with newly approved funds: their payout run is scheduled.
+  const approvedOwners = new Map<string, PayoutRunOwner>();
   for (const { request, plan } of planned) {
     const after = changed.get(request.row.id);
     if (!after) continue;
     const before = request.row;
     const at = request.now;
     applied.push({ before, after, plan });
-    for (const posting of plan.postings) {
-      assertPostable(posting);
-      ledger.push({
-        id: newId('ledgerEntry', at.getTime()),
-        merchant_id: after.merchant_id,
-        livemode: after.livemode,
-        currency: after.currency,
-        transaction_id: after.id,
-        kind: posting.kind,
-        debit_account: posting.debit,
-        credit_account: posting.credit,
-        amount_minor: posting.amountMinor,
-        created_at: at,
-      });
+    ledger.push(...journalRows(after, plan.postings, at));
+    if (plan.releasedMinor > before.amount_released_minor) {
+      const owner = { merchantId: after.merchant_id, livemode: after.livemode, now: at };
+      approvedOwners.set(payoutRunSubject(owner.merchantId, owner.livemode), owner);
     }
     if (after.status !== before.status) {
       events.push(statusChangedEvent(ctx, after, before.status, at));
@@ -155,5 +173,6 @@ export async function applyMoves(
   await insertLedgerRows(tx, ledger);
   await insertEvents(tx, events);
   await scheduleJobs(tx, jobs);
+  await schedulePayoutRuns(tx, [...approvedOwners.values()]);
   return applied;
 }

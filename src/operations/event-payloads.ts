@@ -59,6 +59,49 @@ function eventOf(
   };
 }
 
+/** What an event about a dispute, refund or payout refers to (resolutions 9). */
+export interface EventRefs {
+  merchant_id: string;
+  livemode: boolean;
+  /** Null for an event about no one transaction (a payout). */
+  service_transaction_id: string | null;
+  merchant_reference: string | null;
+  merchant_order_id: string | null;
+}
+
+/** An event whose data is a dispute, refund or payout object. */
+export function objectEvent(type: string, refs: EventRefs, data: object, at: Date): NewEvent {
+  const id = newId('event', at.getTime());
+  return {
+    id,
+    merchant_id: refs.merchant_id,
+    livemode: refs.livemode,
+    type,
+    service_transaction_id: refs.service_transaction_id,
+    created_at: at,
+    payload: {
+      event_id: id,
+      event_type: type,
+      occurred_at: at.toISOString(),
+      service_transaction_id: refs.service_transaction_id,
+      merchant_reference: refs.merchant_reference,
+      merchant_order_id: refs.merchant_order_id,
+      data,
+    },
+  };
+}
+
+/** The references of an event about one transaction. */
+export function refsOf(row: TransactionRow): EventRefs {
+  return {
+    merchant_id: row.merchant_id,
+    livemode: row.livemode,
+    service_transaction_id: row.id,
+    merchant_reference: row.merchant_reference,
+    merchant_order_id: row.merchant_order_id,
+  };
+}
+
 /** transaction.status_changed: every field of spec 2.3 at top level, plus data. */
 export function statusChangedEvent(
   ctx: Urls,

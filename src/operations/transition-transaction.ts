@@ -11,6 +11,7 @@ import type { ServiceContext } from './context.ts';
 import { runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
+import { startRefund } from './refund-moves.ts';
 import { transactionView } from './transaction-view.ts';
 
 /** The state-changing verbs of POST /v1/transactions/{id}/{verb}. */
@@ -80,8 +81,15 @@ export async function transitionTransaction(
             'A payment for this transaction is in progress; cancel it after the payment succeeds or fails.',
           );
         }
-        const [applied] = await applyMoves(ctx, tx, [{ row, action: verb, now, amountMinor }], 'throw');
-        result = applied?.after;
+        if (verb === 'cancel' && row.status !== 'pending_payment') {
+          // A cancel after payment gives the held funds back: a refund, settled by the rail.
+          const start = { action: verb, origin: 'cancel', reason: 'cancelled' } as const;
+          result = (await startRefund(ctx, tx, row, start, now)).transaction;
+        } else {
+          const options = amountMinor === undefined ? undefined : { amountMinor };
+          const [applied] = await applyMoves(ctx, tx, [{ row, action: verb, now, options }], 'throw');
+          result = applied?.after;
+        }
         if (verb === 'deliver' && result?.release_condition.type === 'delivery_confirmation') {
           const [released] = await applyMoves(ctx, tx, [{ row: result, action: 'release', now }], 'throw');
           result = released?.after;

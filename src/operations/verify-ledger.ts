@@ -14,6 +14,8 @@ export interface LedgerProblem {
     | 'held'
     | 'released'
     | 'refunded'
+    | 'payouts'
+    | 'book_balance'
     | 'captured'
     | 'state';
   /** What is wrong: a journal row, a transaction or a merchant's currency. */
@@ -38,9 +40,17 @@ interface TransactionMoneyRow {
   amount_minor: bigint;
   amount_released_minor: bigint;
   amount_refunded_minor: bigint;
+  amount_refunded_from_balance_minor: bigint;
+  amount_batched_minor: bigint;
+  amount_paid_out_minor: bigint;
   captured_minor: bigint;
   approved_minor: bigint;
+  /** Net refunds from escrow and from the merchant's balance (less those the rail returned). */
   refunded_minor: bigint;
+  refunded_balance_minor: bigint;
+  /** Net approved funds in payouts (less failed ones), and those paid. */
+  batched_minor: bigint;
+  paid_out_minor: bigint;
   capture_rows: bigint;
   foreign_rows: bigint;
 }
@@ -96,20 +106,39 @@ function transactionProblems(t: TransactionMoneyRow, pairs: Set<string>): Ledger
     );
   }
   const journalHeld = t.captured_minor - t.approved_minor - t.refunded_minor;
+  const journalRefunded = t.refunded_minor + t.refunded_balance_minor;
   const rowHeld = heldMinor(t);
   if (journalHeld < 0n) add('held', `journal holds ${journalHeld}, below zero`);
   if (rowHeld < 0n) add('held', `the transaction row holds ${rowHeld}, below zero`);
   if (journalHeld !== rowHeld) {
     add(
       'held',
-      `journal holds ${journalHeld} (captured ${t.captured_minor} - approved ${t.approved_minor} - refunded ${t.refunded_minor}) but the ${t.status} row holds ${rowHeld}`,
+      `journal holds ${journalHeld} (captured ${t.captured_minor} - approved ${t.approved_minor} - refunded from escrow ${t.refunded_minor}) but the ${t.status} row holds ${rowHeld}`,
     );
   }
   if (t.amount_released_minor !== t.approved_minor) {
     add('released', `amount_released_minor ${t.amount_released_minor}, journal approved ${t.approved_minor}`);
   }
-  if (t.amount_refunded_minor !== t.refunded_minor) {
-    add('refunded', `amount_refunded_minor ${t.amount_refunded_minor}, journal refunded ${t.refunded_minor}`);
+  if (t.amount_refunded_minor !== journalRefunded) {
+    add('refunded', `amount_refunded_minor ${t.amount_refunded_minor}, journal refunded ${journalRefunded}`);
+  }
+  if (t.amount_refunded_from_balance_minor !== t.refunded_balance_minor) {
+    add(
+      'refunded',
+      `amount_refunded_from_balance_minor ${t.amount_refunded_from_balance_minor}, journal ${t.refunded_balance_minor}`,
+    );
+  }
+  if (t.amount_batched_minor !== t.batched_minor || t.amount_paid_out_minor !== t.paid_out_minor) {
+    add(
+      'payouts',
+      `in payouts ${t.amount_batched_minor} (journal ${t.batched_minor}), paid out ${t.amount_paid_out_minor} (journal ${t.paid_out_minor})`,
+    );
+  }
+  if (t.paid_out_minor > t.batched_minor || t.batched_minor > t.approved_minor) {
+    add(
+      'payouts',
+      `paid out ${t.paid_out_minor} > batched ${t.batched_minor} or batched > approved ${t.approved_minor}`,
+    );
   }
   return problems;
 }
@@ -140,10 +169,15 @@ async function check(q: Queryable, options: VerifyOptions): Promise<LedgerProble
   for (;;) {
     const { rows } = await q.query<TransactionMoneyRow>(
       `SELECT t.id, t.merchant_id, t.livemode, t.currency, t.status, t.settlement_status, t.amount_minor,
-              t.amount_released_minor, t.amount_refunded_minor,
+              t.amount_released_minor, t.amount_refunded_minor, t.amount_refunded_from_balance_minor,
+              t.amount_batched_minor, t.amount_paid_out_minor,
               coalesce(m.captured, 0)::bigint AS captured_minor,
               coalesce(m.approved, 0)::bigint AS approved_minor,
-              coalesce(m.refunded, 0)::bigint AS refunded_minor,
+              (coalesce(m.refunded, 0) - coalesce(m.refund_returned, 0))::bigint AS refunded_minor,
+              (coalesce(m.refunded_balance, 0) - coalesce(m.refund_returned_balance, 0))::bigint
+                AS refunded_balance_minor,
+              (coalesce(m.batched, 0) - coalesce(m.payout_returned, 0))::bigint AS batched_minor,
+              coalesce(m.paid_out, 0)::bigint AS paid_out_minor,
               coalesce(m.capture_rows, 0)::bigint AS capture_rows,
               coalesce(m.foreign_rows, 0)::bigint AS foreign_rows
          FROM transactions t
@@ -151,6 +185,13 @@ async function check(q: Queryable, options: VerifyOptions): Promise<LedgerProble
            SELECT sum(l.amount_minor) FILTER (WHERE l.kind = 'capture') AS captured,
                   sum(l.amount_minor) FILTER (WHERE l.kind = 'approve') AS approved,
                   sum(l.amount_minor) FILTER (WHERE l.kind = 'refund') AS refunded,
+                  sum(l.amount_minor) FILTER (WHERE l.kind = 'refund_returned') AS refund_returned,
+                  sum(l.amount_minor) FILTER (WHERE l.kind = 'refund_from_balance') AS refunded_balance,
+                  sum(l.amount_minor) FILTER (WHERE l.kind = 'refund_returned_to_balance')
+                    AS refund_returned_balance,
+                  sum(l.amount_minor) FILTER (WHERE l.kind = 'payout') AS batched,
+                  sum(l.amount_minor) FILTER (WHERE l.kind = 'payout_returned') AS payout_returned,
+                  sum(l.amount_minor) FILTER (WHERE l.kind = 'payout_paid') AS paid_out,
                   count(*) FILTER (WHERE l.kind = 'capture') AS capture_rows,
                   count(*) FILTER (WHERE l.merchant_id <> t.merchant_id OR l.livemode <> t.livemode
                                       OR l.currency <> t.currency) AS foreign_rows

@@ -7,6 +7,8 @@ export const TEST_CARDS: Record<string, 'succeeds' | 'challenge' | { code: strin
   '4000000000000002': { code: 'card_declined', message: 'The card was declined.' },
   '4000000000009995': { code: 'insufficient_funds', message: 'The card has insufficient funds.' },
   '4000000000003220': 'challenge',
+  // Pays, but its refunds fail (src/rails/simulated-refunds.ts).
+  '4000000000005126': 'succeeds',
 };
 
 export class SimulatedCard implements CollectionRail {

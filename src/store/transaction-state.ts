@@ -20,6 +20,7 @@ export interface StateUpdate {
   settlement_status: string;
   amount_released_minor: bigint;
   amount_refunded_minor: bigint;
+  amount_refunded_from_balance_minor: bigint;
   review_deadline: Date | null;
   payment_method: Record<string, unknown> | null;
   updated_at: Date;
@@ -36,11 +37,12 @@ export async function updateStates(q: Queryable, updates: readonly StateUpdate[]
     `UPDATE transactions t
         SET status = u.status, settlement_status = u.settlement_status,
             amount_released_minor = u.released, amount_refunded_minor = u.refunded,
+            amount_refunded_from_balance_minor = u.refunded_from_balance,
             review_deadline = u.review_deadline, payment_method = u.payment_method, updated_at = u.updated_at
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[],
-                   $8::timestamptz[], $9::jsonb[], $10::timestamptz[])
+                   $8::timestamptz[], $9::jsonb[], $10::timestamptz[], $11::bigint[])
             AS u(id, expected_status, expected_settlement, status, settlement_status, released, refunded,
-                 review_deadline, payment_method, updated_at)
+                 review_deadline, payment_method, updated_at, refunded_from_balance)
       WHERE t.id = u.id AND t.status = u.expected_status AND t.settlement_status = u.expected_settlement
       RETURNING t.*`,
     [
@@ -54,6 +56,7 @@ export async function updateStates(q: Queryable, updates: readonly StateUpdate[]
       updates.map((u) => u.review_deadline),
       updates.map((u) => (u.payment_method === null ? null : JSON.stringify(u.payment_method))),
       updates.map((u) => u.updated_at),
+      updates.map((u) => u.amount_refunded_from_balance_minor),
     ],
   );
   return rows;

@@ -21,6 +21,12 @@ export interface TransactionRow {
   payment_method: ({ type: string } & Record<string, unknown>) | null;
   amount_released_minor: bigint;
   amount_refunded_minor: bigint;
+  /** The part of amount_refunded_minor paid from the merchant's balance (refunds after release). */
+  amount_refunded_from_balance_minor: bigint;
+  /** Approved funds in payouts that have not failed; of them, those paid; when the last was paid. */
+  amount_batched_minor: bigint;
+  amount_paid_out_minor: bigint;
+  released_at: Date | null;
   callback_url: string | null;
   metadata: Record<string, string>;
   payment_link_id: string;
@@ -48,6 +54,10 @@ export type NewTransactionRow = Omit<
   | 'payment_method'
   | 'amount_released_minor'
   | 'amount_refunded_minor'
+  | 'amount_refunded_from_balance_minor'
+  | 'amount_batched_minor'
+  | 'amount_paid_out_minor'
+  | 'released_at'
   | 'last_payment_attempt'
   | 'updated_at'
 >;
@@ -60,6 +70,10 @@ export function newTransactionRow(t: NewTransactionRow): TransactionRow {
     payment_method: null,
     amount_released_minor: 0n,
     amount_refunded_minor: 0n,
+    amount_refunded_from_balance_minor: 0n,
+    amount_batched_minor: 0n,
+    amount_paid_out_minor: 0n,
+    released_at: null,
     last_payment_attempt: null,
     updated_at: t.created_at,
   };

@@ -18,16 +18,25 @@ import {
 import { attemptInFlight, findAttempt, type PaymentAttemptRow } from '../store/payment-attempts.ts';
 import { lockTransactions } from '../store/transaction-state.ts';
 import type { TransactionRow } from '../store/transactions.ts';
+import { SINGLE_JOB_HANDLERS } from './job-handlers.ts';
 
 /** Jobs that are a state-machine move of their transaction. */
 const MOVE_OF: Partial<Record<JobKind, Action>> = {
   expire_payment: 'expire',
   auto_release: 'auto_release',
   time_release: 'time_release',
-  settle_refund: 'refund_settled',
 };
 
 const RETRY_DELAY_MS = 60_000;
+
+const SINGLE_KINDS = Object.keys(SINGLE_JOB_HANDLERS) as JobKind[];
+const BATCHED_KINDS: JobKind[] = [
+  ...(Object.keys(MOVE_OF) as JobKind[]),
+  'rail_callback',
+  'payment_timeout',
+  'send_buyer_link',
+  ...WEBHOOK_JOB_KINDS,
+];
 
 function jobNow(ctx: ServiceContext, job: ClaimedJob): Date {
   return new Date(ctx.clock.now().getTime() + Number(job.clock_offset_ms));
@@ -157,19 +166,60 @@ async function runBatch(ctx: ServiceContext, filter: ClaimFilter): Promise<numbe
   }
 }
 
+/** The kinds a filter asks for among `kinds` (all of them without a filter). */
+function within(kinds: readonly JobKind[], filter: readonly JobKind[] | undefined): JobKind[] {
+  return filter ? kinds.filter((k) => filter.includes(k)) : [...kinds];
+}
+
 /**
- * Runs every job due by now (or matching the filter) in batches until none is left; returns how
- * many ran. Several workers may run this at once: SKIP LOCKED gives each its own jobs.
+ * Claims and runs one job of its own kind (a refund's settlement, a dispute's deadline, a payout
+ * run) in its own database transaction, as its handler locks rows of its own. A job that fails is
+ * rolled back to a savepoint and postponed with its error. Returns how many ran (0 or 1).
+ */
+async function runSingle(ctx: ServiceContext, filter: ClaimFilter): Promise<number> {
+  return ctx.db.transaction(async (tx) => {
+    const [job] = await claimDueJobs(tx, ctx.clock.now(), { ...filter, limit: 1 });
+    const handler = job && SINGLE_JOB_HANDLERS[job.kind];
+    if (!job || !handler) return 0;
+    await tx.query('SAVEPOINT job');
+    try {
+      await handler(ctx, tx, job, jobNow(ctx, job));
+      await deleteJobs(tx, [job.id]);
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT job');
+      await postponeJob(tx, job.id, new Date(jobNow(ctx, job).getTime() + RETRY_DELAY_MS), String(error));
+    }
+    return 1;
+  });
+}
+
+/**
+ * Runs every job due by now (or matching the filter) until none is left; returns how many ran.
+ * Batched kinds run in batches; the others one by one. Jobs can make more due work (a payout run
+ * sends payouts whose settlement is due at once), so passes repeat until one finds nothing.
+ * Several workers may run this at once: SKIP LOCKED gives each its own jobs.
  */
 export async function runDueJobs(
   ctx: ServiceContext,
   filter: Omit<ClaimFilter, 'limit'> = {},
   batchSize = 500,
 ): Promise<number> {
+  const batchKinds = within(BATCHED_KINDS, filter.kinds);
+  const singleKinds = within(SINGLE_KINDS, filter.kinds);
   let total = 0;
   for (;;) {
-    const ran = await runBatch(ctx, { ...filter, limit: batchSize });
+    let ran = 0;
+    while (batchKinds.length > 0) {
+      const n = await runBatch(ctx, { ...filter, kinds: batchKinds, limit: batchSize });
+      ran += n;
+      if (n < batchSize) break;
+    }
+    while (singleKinds.length > 0) {
+      const n = await runSingle(ctx, { ...filter, kinds: singleKinds, limit: 1 });
+      if (n === 0) break;
+      ran += n;
+    }
     total += ran;
-    if (ran < batchSize) return total;
+    if (ran === 0) return total;
   }
 }

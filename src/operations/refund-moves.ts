@@ -1,0 +1,151 @@
+import { newId } from '../domain/ids.ts';
+import { MOVEMENTS } from '../domain/ledger.ts';
+import type { MoveOptions } from '../domain/plan-move.ts';
+import { simulatedRefundOutcome } from '../rails/simulated-refunds.ts';
+import type { Queryable } from '../store/db.ts';
+import { insertEvents } from '../store/events.ts';
+import type { ClaimedJob } from '../store/jobs.ts';
+import { scheduleJobs } from '../store/jobs.ts';
+import { insertLedgerRows } from '../store/ledger.ts';
+import {
+  findRefund,
+  finishRefund,
+  insertRefund,
+  lockRefund,
+  otherPendingRefunds,
+  type RefundOrigin,
+  type RefundRow,
+} from '../store/refunds.ts';
+import { lockTransactions } from '../store/transaction-state.ts';
+import type { TransactionRow } from '../store/transactions.ts';
+import { applyMoves, journalRows } from './apply-moves.ts';
+import type { ServiceContext } from './context.ts';
+import { objectEvent, refsOf } from './event-payloads.ts';
+import { refundView } from './refund-view.ts';
+
+export interface RefundStart {
+  /** The move that sends money back: refund (POST /v1/refunds), cancel, resolve_buyer or resolve_split. */
+  action: 'refund' | 'cancel' | 'resolve_buyer' | 'resolve_split';
+  options?: MoveOptions;
+  origin: RefundOrigin;
+  reason: string | null;
+  disputeId?: string | null;
+}
+
+/**
+ * Starts a refund of a transaction locked in this database transaction: the state machine's move
+ * (ledger rows, events and jobs in the same transaction), the refund's row, and its settlement on
+ * the rail as a job. Returns the transaction after the move and the refund (null when the move
+ * refunded nothing, e.g. a cancel with nothing held).
+ */
+export async function startRefund(
+  ctx: ServiceContext,
+  tx: Queryable,
+  row: TransactionRow,
+  start: RefundStart,
+  now: Date,
+): Promise<{ transaction: TransactionRow; refund: RefundRow | null }> {
+  const [applied] = await applyMoves(
+    ctx,
+    tx,
+    [{ row, action: start.action, now, options: start.options }],
+    'throw',
+  );
+  if (!applied) throw new Error('a thrown move cannot be skipped');
+  const parts = applied.plan.refund;
+  if (!parts || parts.fromHoldMinor + parts.fromBalanceMinor === 0n) {
+    return { transaction: applied.after, refund: null };
+  }
+  const refund: RefundRow = {
+    id: newId('refund', now.getTime()),
+    transaction_id: row.id,
+    merchant_id: row.merchant_id,
+    livemode: row.livemode,
+    status: 'pending',
+    amount_minor: parts.fromHoldMinor + parts.fromBalanceMinor,
+    currency: row.currency,
+    from_hold_minor: parts.fromHoldMinor,
+    from_balance_minor: parts.fromBalanceMinor,
+    reason: start.reason,
+    origin: start.origin,
+    dispute_id: start.disputeId ?? null,
+    // A refund that moved the transaction to refunded puts it back if the rail cannot pay it.
+    restore_status: applied.after.status === 'refunded' && row.status !== 'refunded' ? row.status : null,
+    failure_reason: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertRefund(tx, refund);
+  await scheduleJobs(tx, [
+    {
+      id: newId('job', now.getTime()),
+      kind: 'settle_refund',
+      merchant_id: row.merchant_id,
+      livemode: row.livemode,
+      subject_id: refund.id,
+      run_at: now,
+      payload: {},
+      created_at: now,
+    },
+  ]);
+  return { transaction: applied.after, refund };
+}
+
+/**
+ * The settle_refund job: the rail's answer for one refund. Paid: the refund clears to the rail,
+ * the refund succeeds and, once no other refund of it is pending, a refunded transaction is
+ * settled. Not paid: its money goes back where it came from and the transaction to where the
+ * refund found it. Either way a refund.* event, all in this database transaction.
+ */
+export async function settleRefundJob(
+  ctx: ServiceContext,
+  tx: Queryable,
+  job: ClaimedJob,
+  now: Date,
+): Promise<void> {
+  const found = await findRefund(tx, job.subject_id);
+  if (!found) return;
+  // Transaction first, then the refund: the lock order every path uses.
+  const [row] = await lockTransactions(tx, [found.transaction_id]);
+  const pending = await lockRefund(tx, found.id);
+  if (!row || !pending || pending.status !== 'pending') return;
+  if (row.livemode) {
+    // No live refund rail is wired in yet: the refund waits (the job is retried) rather than
+    // being marked paid without money moving.
+    throw new Error('No live refund rail is configured; the refund stays pending.');
+  }
+  const outcome = simulatedRefundOutcome(row.payment_method);
+  if (outcome.outcome === 'succeeded') {
+    await insertLedgerRows(tx, journalRows(row, MOVEMENTS.refundPaid(pending.amount_minor), now));
+    const refund = await finishRefund(tx, pending.id, 'succeeded', null, now);
+    if (
+      row.settlement_status === 'refund_pending' &&
+      (await otherPendingRefunds(tx, row.id, refund.id)) === 0
+    ) {
+      await applyMoves(ctx, tx, [{ row, action: 'refund_settled', now }], 'throw');
+    }
+    await insertEvents(tx, [objectEvent('refund.succeeded', refsOf(row), refundView(refund, row), now)]);
+    return;
+  }
+  await applyMoves(
+    ctx,
+    tx,
+    [
+      {
+        row,
+        action: 'refund_failed',
+        now,
+        options: {
+          returned: {
+            fromHoldMinor: pending.from_hold_minor,
+            fromBalanceMinor: pending.from_balance_minor,
+            restoreStatus: row.settlement_status === 'refund_pending' ? pending.restore_status : null,
+          },
+        },
+      },
+    ],
+    'throw',
+  );
+  const refund = await finishRefund(tx, pending.id, 'failed', outcome.message, now);
+  await insertEvents(tx, [objectEvent('refund.failed', refsOf(row), refundView(refund, row), now)]);
+}
