@@ -4,8 +4,7 @@ import type { MoveOptions } from '../domain/plan-move.ts';
 import { simulatedRefundOutcome } from '../rails/simulated-refunds.ts';
 import type { Queryable } from '../store/db.ts';
 import { insertEvents } from '../store/events.ts';
-import type { ClaimedJob } from '../store/jobs.ts';
-import { scheduleJobs } from '../store/jobs.ts';
+import { type ClaimedJob, type JobKind, type NewJob, scheduleJobs } from '../store/jobs.ts';
 import { insertLedgerRows } from '../store/ledger.ts';
 import {
   findRefund,
@@ -15,6 +14,7 @@ import {
   otherPendingRefunds,
   type RefundOrigin,
   type RefundRow,
+  restoreStatusOfMovingRefund,
 } from '../store/refunds.ts';
 import { lockTransactions } from '../store/transaction-state.ts';
 import type { TransactionRow } from '../store/transactions.ts';
@@ -127,7 +127,13 @@ export async function settleRefundJob(
     await insertEvents(tx, [objectEvent('refund.succeeded', refsOf(row), refundView(refund, row), now)]);
     return;
   }
-  await applyMoves(
+  // A refund moved the transaction to refunded: it goes back to where that refund found it. That
+  // refund may be another, later one (a full refund after this partial one): its restore_status.
+  const restoreStatus =
+    row.settlement_status === 'refund_pending'
+      ? (pending.restore_status ?? (await restoreStatusOfMovingRefund(tx, row.id, pending.id)))
+      : null;
+  const [restored] = await applyMoves(
     ctx,
     tx,
     [
@@ -139,13 +145,46 @@ export async function settleRefundJob(
           returned: {
             fromHoldMinor: pending.from_hold_minor,
             fromBalanceMinor: pending.from_balance_minor,
-            restoreStatus: row.settlement_status === 'refund_pending' ? pending.restore_status : null,
+            restoreStatus,
           },
         },
       },
     ],
     'throw',
   );
+  if (restored && restored.after.status !== row.status) {
+    await scheduleJobs(tx, deadlineJobs(restored.after, now));
+  }
   const refund = await finishRefund(tx, pending.id, 'failed', outcome.message, now);
   await insertEvents(tx, [objectEvent('refund.failed', refsOf(row), refundView(refund, row), now)]);
+}
+
+/**
+ * The deadline a restored transaction had before the refund cancelled it: the auto-release at
+ * the end of a delivered transaction's review window, or a time-based release. A deadline that
+ * has passed meanwhile falls due at once, as it would have without the refund.
+ */
+function deadlineJobs(row: TransactionRow, now: Date): NewJob[] {
+  const job = (kind: JobKind, runAt: Date): NewJob => ({
+    id: newId('job', now.getTime()),
+    kind,
+    merchant_id: row.merchant_id,
+    livemode: row.livemode,
+    subject_id: row.id,
+    run_at: runAt,
+    payload: {},
+    created_at: now,
+  });
+  const condition = row.release_condition;
+  if (
+    condition.type === 'time_based' &&
+    condition.release_at &&
+    ['reserved', 'delivered'].includes(row.status)
+  ) {
+    return [job('time_release', new Date(condition.release_at))];
+  }
+  if (condition.type === 'buyer_confirmation' && row.status === 'delivered' && row.review_deadline) {
+    return [job('auto_release', row.review_deadline)];
+  }
+  return [];
 }

@@ -1,27 +1,11 @@
+import type { Static } from 'typebox';
 import { type Currency, toMajorUnits } from '../domain/money.ts';
+import type { RefundObject } from '../schemas/refunds.ts';
 import type { RefundRow } from '../store/refunds.ts';
 import type { TransactionRow } from '../store/transactions.ts';
 
-/** A refund as the API and its events show it (resolutions 8). */
-export interface RefundView {
-  object: 'refund';
-  id: string;
-  status: RefundRow['status'];
-  amount: number;
-  amount_minor: number;
-  currency: string;
-  service_transaction_id: string;
-  merchant_reference: string | null;
-  merchant_order_id: string | null;
-  reason: string | null;
-  /** What made it: api (POST /v1/refunds), cancel (a cancel after payment) or dispute (an outcome). */
-  origin: RefundRow['origin'];
-  dispute_id: string | null;
-  failure_reason: string | null;
-  livemode: boolean;
-  created_at: string;
-  updated_at: string;
-}
+/** A refund as the API and its events show it (resolutions 8; schema in src/schemas/refunds.ts). */
+export type RefundView = Static<typeof RefundObject>;
 
 export function refundView(
   refund: RefundRow,

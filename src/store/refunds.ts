@@ -89,3 +89,95 @@ export async function otherPendingRefunds(
   );
   return rows[0]?.n ?? 0;
 }
+
+/** A refund with its transaction's references, as the API shows it. */
+export interface RefundWithRefs extends RefundRow {
+  merchant_reference: string | null;
+  merchant_order_id: string | null;
+}
+
+interface Owner {
+  merchantId: string;
+  livemode: boolean;
+}
+
+const WITH_REFS = `SELECT r.*, t.merchant_reference, t.merchant_order_id
+  FROM refunds r JOIN transactions t ON t.id = r.transaction_id`;
+
+/** A refund of this merchant and environment (another's is not found). */
+export async function findOwnedRefund(
+  q: Queryable,
+  owner: Owner,
+  id: string,
+): Promise<RefundWithRefs | undefined> {
+  const { rows } = await q.query<RefundWithRefs>(
+    `${WITH_REFS} WHERE r.id = $1 AND r.merchant_id = $2 AND r.livemode = $3`,
+    [id, owner.merchantId, owner.livemode],
+  );
+  return rows[0];
+}
+
+export interface RefundListFilter {
+  limit: number;
+  startingAfter?: string;
+  endingBefore?: string;
+  transactionId?: string;
+  status?: RefundStatus;
+}
+
+/** A page of refunds, newest first (ids are time-sortable), with id cursors either way. */
+export async function listRefunds(
+  q: Queryable,
+  owner: Owner,
+  filter: RefundListFilter,
+): Promise<{ rows: RefundWithRefs[]; hasMore: boolean }> {
+  const where = ['r.merchant_id = $1', 'r.livemode = $2'];
+  const params: unknown[] = [owner.merchantId, owner.livemode];
+  const add = (clause: string, value: unknown) => {
+    params.push(value);
+    where.push(clause.replace('?', `$${params.length}`));
+  };
+  if (filter.transactionId !== undefined) add('r.transaction_id = ?', filter.transactionId);
+  if (filter.status !== undefined) add('r.status = ?', filter.status);
+  const backwards = filter.endingBefore !== undefined && filter.startingAfter === undefined;
+  if (filter.startingAfter !== undefined) add('r.id < ?', filter.startingAfter);
+  else if (filter.endingBefore !== undefined) add('r.id > ?', filter.endingBefore);
+  params.push(filter.limit + 1);
+  const { rows } = await q.query<RefundWithRefs>(
+    `${WITH_REFS} WHERE ${where.join(' AND ')}
+      ORDER BY r.id ${backwards ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
+    params,
+  );
+  const hasMore = rows.length > filter.limit;
+  const page = rows.slice(0, filter.limit);
+  return { rows: backwards ? page.reverse() : page, hasMore };
+}
+
+/** How many days after release the merchant agreement allows refunds from the merchant's balance. */
+export async function refundsAfterReleaseDays(q: Queryable, merchantId: string): Promise<number> {
+  const { rows } = await q.query<{ days: number }>(
+    'SELECT refunds_after_release_days AS days FROM merchants WHERE id = $1',
+    [merchantId],
+  );
+  const days = rows[0]?.days;
+  if (days === undefined) throw new Error(`merchant ${merchantId} not found`);
+  return days;
+}
+
+/**
+ * The status to restore when a refund fails on a transaction another refund moved to refunded:
+ * that refund's restore_status (the latest one that did not fail).
+ */
+export async function restoreStatusOfMovingRefund(
+  q: Queryable,
+  transactionId: string,
+  exceptId: string,
+): Promise<string | null> {
+  const { rows } = await q.query<{ restore_status: string }>(
+    `SELECT restore_status FROM refunds
+      WHERE transaction_id = $1 AND id <> $2 AND restore_status IS NOT NULL AND status <> 'failed'
+      ORDER BY id DESC LIMIT 1`,
+    [transactionId, exceptId],
+  );
+  return rows[0]?.restore_status ?? null;
+}
