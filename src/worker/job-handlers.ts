@@ -1,4 +1,5 @@
 import type { ServiceContext } from '../operations/context.ts';
+import { disputeDeadlineJob } from '../operations/dispute-deadline.ts';
 import { settleRefundJob } from '../operations/refund-moves.ts';
 import type { Queryable } from '../store/db.ts';
 import type { ClaimedJob, JobKind } from '../store/jobs.ts';
@@ -13,4 +14,5 @@ export type JobHandler = (ctx: ServiceContext, tx: Queryable, job: ClaimedJob, n
  */
 export const SINGLE_JOB_HANDLERS: Partial<Record<JobKind, JobHandler>> = {
   settle_refund: settleRefundJob,
+  dispute_deadline: disputeDeadlineJob,
 };
