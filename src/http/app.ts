@@ -10,6 +10,7 @@ import { installOpenApi } from './openapi.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { RouteTable } from './route-table.ts';
 import { balanceRoutes } from './routes/balance.ts';
+import { disputeRoutes } from './routes/disputes.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { paymentLinkRoutes } from './routes/payment-links.ts';
@@ -64,6 +65,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(testHelperRoutes, deps);
   await app.register(webhookRoutes, deps);
   await app.register(eventRoutes, deps);
+  await app.register(disputeRoutes, deps);
   await app.register(refundRoutes, deps);
   await app.register(balanceRoutes, deps);
   await app.register(webRoutes, deps);
