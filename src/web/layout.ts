@@ -8,7 +8,7 @@ import { type HtmlValue, html, raw, type SafeHtml } from './html.ts';
  * frame them; styles and the small polling script are inline, allowed by a per-response nonce.
  */
 
-const CSS = `
+export const CSS = `
 *,*::before,*::after{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1b1f24;background:#f3f5f7}

@@ -5,6 +5,7 @@ import { checkoutRoutes } from './checkout-routes.ts';
 import type { WebDeps } from './deps.ts';
 import { installFormBody } from './form-body.ts';
 import { TOKEN_ROUTE_HEADERS } from './layout.ts';
+import { operatorRoutes } from './operator-routes.ts';
 import { statusRoute } from './status-route.ts';
 
 /**
@@ -25,4 +26,5 @@ export const webRoutes: FastifyPluginAsyncTypebox<WebDeps> = async (app, deps) =
   await app.register(statusRoute, deps);
   await app.register(challengeRoutes, deps);
   await app.register(buyerRoutes, deps);
+  await app.register(operatorRoutes, deps);
 };
