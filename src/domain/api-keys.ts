@@ -9,6 +9,7 @@ export const SCOPES = [
   'disputes:write',
   'refunds:write',
   'payouts:read',
+  'payouts:write',
   'events:read',
   'webhooks:write',
 ] as const;

@@ -14,6 +14,7 @@ import { disputeRoutes } from './routes/disputes.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { paymentLinkRoutes } from './routes/payment-links.ts';
+import { payoutRoutes } from './routes/payouts.ts';
 import { railCallbackRoutes } from './routes/rail-callbacks.ts';
 import { refundRoutes } from './routes/refunds.ts';
 import { testHelperRoutes } from './routes/test-helpers.ts';
@@ -68,6 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(disputeRoutes, deps);
   await app.register(refundRoutes, deps);
   await app.register(balanceRoutes, deps);
+  await app.register(payoutRoutes, deps);
   await app.register(webRoutes, deps);
   await app.register(railCallbackRoutes, deps);
   await app.ready();

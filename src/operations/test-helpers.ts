@@ -14,7 +14,7 @@ import { startPayment } from './payments.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { transactionView } from './transaction-view.ts';
 
-function requireTestMode(merchant: MerchantPrincipal): void {
+export function requireTestMode(merchant: MerchantPrincipal): void {
   if (merchant.livemode) {
     throw new ApiError('permission_denied', 'Test helpers work only with test keys (sk_test_).');
   }

@@ -41,3 +41,35 @@ export async function schedulePayoutRuns(q: Queryable, owners: readonly PayoutRu
     ],
   );
 }
+
+/** The next midnight UTC after `now` (the daily schedule's run time). */
+export function nextMidnightUtc(now: Date): Date {
+  const day = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return new Date(day + 24 * 60 * 60 * 1000);
+}
+
+/**
+ * Schedules an owner's payout run at a given time (a retry after a failed payout, a run at once
+ * after new settings). An earlier run already scheduled is kept (LEAST).
+ */
+export async function schedulePayoutRunAt(
+  q: Queryable,
+  owner: { merchantId: string; livemode: boolean },
+  runAt: Date,
+  now: Date,
+): Promise<void> {
+  await q.query(
+    `INSERT INTO scheduled_jobs (id, kind, merchant_id, livemode, subject_id, run_at, created_at)
+     VALUES ($1, 'payout_run', $2, $3, $4, $5, $6)
+     ON CONFLICT ON CONSTRAINT scheduled_jobs_one_per_subject
+     DO UPDATE SET run_at = LEAST(scheduled_jobs.run_at, EXCLUDED.run_at)`,
+    [
+      newId('job', now.getTime()),
+      owner.merchantId,
+      owner.livemode,
+      payoutRunSubject(owner.merchantId, owner.livemode),
+      runAt,
+      now,
+    ],
+  );
+}

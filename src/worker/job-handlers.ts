@@ -1,5 +1,7 @@
 import type { ServiceContext } from '../operations/context.ts';
 import { disputeDeadlineJob } from '../operations/dispute-deadline.ts';
+import { payoutRunJob } from '../operations/payout-run.ts';
+import { payoutSettleJob } from '../operations/payout-settle.ts';
 import { settleRefundJob } from '../operations/refund-moves.ts';
 import type { Queryable } from '../store/db.ts';
 import type { ClaimedJob, JobKind } from '../store/jobs.ts';
@@ -15,4 +17,6 @@ export type JobHandler = (ctx: ServiceContext, tx: Queryable, job: ClaimedJob, n
 export const SINGLE_JOB_HANDLERS: Partial<Record<JobKind, JobHandler>> = {
   settle_refund: settleRefundJob,
   dispute_deadline: disputeDeadlineJob,
+  payout_run: payoutRunJob,
+  payout_settle: payoutSettleJob,
 };

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { reversePayoutForTest } from '../../operations/payout-reversal.ts';
 import { advanceClock, payForTest } from '../../operations/test-helpers.ts';
 import { IdempotencyHeaders, IdParams, keyedErrorResponses } from '../../schemas/common.ts';
+import { PayoutObject, ReversePayoutBody } from '../../schemas/payouts.ts';
 import { TransactionObject } from '../../schemas/transaction.ts';
 import { ClockAdvanceBody, TestClockObject, TestPayBody } from '../../schemas/transaction-actions.ts';
 import { merchantOf } from '../auth.ts';
@@ -57,5 +59,36 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
     },
     async (request) =>
       advanceClock(ctx, merchantOf(request), request.body, request.headers['idempotency-key']),
+  );
+
+  app.post(
+    '/v1/test_helpers/payouts/:id/reverse',
+    {
+      config: { access: 'payouts:write' },
+      schema: {
+        tags: ['Test helpers'],
+        summary: 'Reverse a paid test payout, as a rail may after paying',
+        description:
+          'Test keys only. A paid payout becomes reversed: its money is owed to the merchant again (merchant ' +
+          'balance), its released transactions show settlement_status reversed, and payout.failed is sent with ' +
+          'status reversed. Any other payout status: 409.',
+        security: [{ bearerAuth: [] }],
+        params: IdParams,
+        headers: IdempotencyHeaders,
+        body: ReversePayoutBody,
+        response: { 200: PayoutObject, ...keyedErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const result = await reversePayoutForTest(
+        ctx,
+        merchantOf(request),
+        request.params.id,
+        request.body,
+        request.headers['idempotency-key'],
+      );
+      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+      return result.payout;
+    },
   );
 };

@@ -1,0 +1,99 @@
+import { requestFingerprint } from '../domain/canonical-json.ts';
+import { ApiError, invalid } from '../domain/errors.ts';
+import type { PayoutSettingsInput, PayoutSettingsView } from '../schemas/payouts.ts';
+import type { Queryable } from '../store/db.ts';
+import { schedulePayoutRunAt, schedulePayoutRuns } from '../store/payout-runs.ts';
+import { findPayoutSettings, type PayoutSettingsRow, savePayoutSettings } from '../store/payout-settings.ts';
+import { latestPayoutStatus, unbatchedFundsWait } from '../store/payouts.ts';
+import type { Owner } from '../store/transactions.ts';
+import type { ServiceContext } from './context.ts';
+import { runIdempotent } from './idempotent.ts';
+import { merchantNow } from './merchant-clock.ts';
+import { payoutSettingsView } from './payout-view.ts';
+import type { MerchantPrincipal } from './principal.ts';
+
+const ownerOf = (m: MerchantPrincipal): Owner => ({ merchantId: m.merchantId, livemode: m.livemode });
+
+export async function getPayoutSettings(
+  ctx: ServiceContext,
+  merchant: MerchantPrincipal,
+): Promise<PayoutSettingsView> {
+  return payoutSettingsView(await findPayoutSettings(ctx.db, ownerOf(merchant)), merchant.livemode);
+}
+
+/** The fields each method needs, and no other method's: a 400 names the field at fault. */
+function checkedRow(merchant: MerchantPrincipal, input: PayoutSettingsInput, now: Date): PayoutSettingsRow {
+  const refuse = (field: 'phone' | 'bank_code' | 'account_number', needed: boolean) => {
+    if (needed && input[field] === undefined)
+      throw invalid(field, `${field} is required for ${input.method}.`);
+    if (!needed && input[field] !== undefined) {
+      throw invalid(field, `${field} does not apply to ${input.method}.`);
+    }
+  };
+  const mobile = input.method === 'mobile_money';
+  refuse('phone', mobile);
+  refuse('bank_code', !mobile);
+  refuse('account_number', !mobile);
+  return {
+    merchant_id: merchant.merchantId,
+    livemode: merchant.livemode,
+    method: input.method,
+    phone: input.phone ?? null,
+    bank_code: input.bank_code ?? null,
+    account_number: input.account_number ?? null,
+    schedule: input.schedule ?? 'daily',
+    updated_at: now,
+  };
+}
+
+/**
+ * With approved funds waiting, new settings bring the next run forward: at once on the instant
+ * schedule, or when the latest payout failed (the merchant has just fixed where it goes);
+ * otherwise the daily run at the next midnight UTC.
+ */
+async function scheduleAfterSave(tx: Queryable, saved: PayoutSettingsRow, now: Date): Promise<void> {
+  const owner = { merchantId: saved.merchant_id, livemode: saved.livemode };
+  if (!(await unbatchedFundsWait(tx, owner))) return;
+  if (saved.schedule === 'instant' || (await latestPayoutStatus(tx, owner)) === 'failed') {
+    await schedulePayoutRunAt(tx, owner, now, now);
+  } else {
+    await schedulePayoutRuns(tx, [{ ...owner, now }]);
+  }
+}
+
+/** POST /v1/payout_settings: replaces the environment's payout method and schedule. */
+export async function updatePayoutSettings(
+  ctx: ServiceContext,
+  merchant: MerchantPrincipal,
+  input: PayoutSettingsInput,
+  headerKey: string | undefined,
+): Promise<{ settings: PayoutSettingsView; replayed: boolean }> {
+  if (headerKey !== undefined && input.idempotency_key !== undefined && headerKey !== input.idempotency_key) {
+    throw new ApiError('invalid_request', 'The Idempotency-Key header and idempotency_key field differ.', {
+      param: 'idempotency_key',
+    });
+  }
+  const key = headerKey ?? input.idempotency_key;
+  const owner = ownerOf(merchant);
+  const now = merchantNow(ctx, merchant);
+  const { idempotency_key: _key, ...body } = input;
+  const row = checkedRow(merchant, input, now);
+  let saved: PayoutSettingsRow | undefined;
+  const outcome = await ctx.db.transaction((tx) =>
+    runIdempotent(
+      tx,
+      key === undefined ? undefined : { ...owner, key },
+      'POST /v1/payout_settings',
+      requestFingerprint(body),
+      now,
+      async () => {
+        saved = await savePayoutSettings(tx, row);
+        await scheduleAfterSave(tx, saved, now);
+        return { status: 200, resourceType: 'payout_settings', resourceId: merchant.merchantId };
+      },
+    ),
+  );
+  // A replay answers with the settings as they are now (a later request may have changed them).
+  const current = saved ?? (await findPayoutSettings(ctx.db, owner));
+  return { settings: payoutSettingsView(current, merchant.livemode), replayed: outcome.replayed };
+}
