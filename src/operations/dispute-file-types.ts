@@ -70,7 +70,9 @@ export function detectFileType(data: Uint8Array): DetectedType | undefined {
 export function safeFileName(original: string, type: DetectedType): string {
   const base = original.split(/[/\\]/).pop() ?? '';
   let name = base
+    // Accents come off (é → e) rather than becoming '_'.
     .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
     .replace(/[^A-Za-z0-9._ -]+/g, '_')
     .replace(/_{2,}/g, '_')
     .replace(/^[.\s_-]+/, '')

@@ -57,7 +57,8 @@ export async function insertEvidence(q: Queryable, items: readonly NewEvidence[]
 export async function evidenceOf(q: Queryable, disputeIds: readonly string[]): Promise<EvidenceRow[]> {
   if (disputeIds.length === 0) return [];
   const { rows } = await q.query<EvidenceRow>(
-    `SELECT ${COLUMNS} FROM dispute_evidence WHERE dispute_id = ANY($1::text[]) ORDER BY dispute_id, id`,
+    `SELECT ${COLUMNS} FROM dispute_evidence WHERE dispute_id = ANY($1::text[])
+      ORDER BY dispute_id, submitted_at, id`,
     [disputeIds],
   );
   return rows;
