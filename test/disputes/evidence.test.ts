@@ -89,7 +89,8 @@ describe('dispute evidence: POST /v1/disputes/{id}/evidence and its files', () =
     assert.equal((json(url).evidence as Json[]).length, 2);
     const updated = await eventsOf(h, d.txn, 'dispute.updated');
     assert.equal(updated.length, 2);
-    assert.equal(((updated[1]?.data as Json | undefined)?.evidence as Json[]).length, 2);
+    const latest = updated[1]?.data as Json | undefined;
+    assert.equal((latest?.evidence as Json[] | undefined)?.length, 2);
   });
 
   it('refuses bad JSON evidence with 400 naming the param', async () => {
