@@ -177,7 +177,7 @@ ${choice('split', 'Split', 'Release one part to the seller and refund the other 
 ${field('amount_to_seller', 'To the seller', c.dispute.currency, form)}
 ${field('amount_to_buyer', 'To the buyer', c.dispute.currency, form)}
 </div>
-<label for="note">Note <span class="muted">(optional, shown with the outcome)</span></label>
+<label for="note">Note with the outcome <span class="muted">(optional)</span></label>
 <textarea id="note" name="note" maxlength="2000"${form.errorParam === 'note' ? raw(' aria-invalid="true"') : null}>${form.note ?? ''}</textarea>
 <button type="submit">Record decision</button>
 </form>
@@ -190,7 +190,7 @@ function noteSection(c: DisputeCase, csrf: string, options: CasePageOptions): Ht
 <p class="muted">Added to the dispute's evidence as the operator's; the merchant sees it through the API.</p>
 <form method="post" action="${casePath(c.dispute.id)}/notes">
 <input type="hidden" name="csrf_token" value="${csrf}">
-<label for="note-text">Note</label>
+<label for="note-text">Operator note</label>
 <textarea id="note-text" name="content" required maxlength="5000">${options.noteText ?? ''}</textarea>
 <button type="submit" class="secondary">Add note</button>
 </form>

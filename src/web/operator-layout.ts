@@ -12,6 +12,8 @@ import { PAGE_SCRIPT } from './scripts.ts';
 
 const OPERATOR_CSS = `
 main.console{max-width:64rem}
+main.console dl.facts{grid-template-columns:auto minmax(0,1fr)}
+main.console dd,main.console code,main.console h1,table.list td{overflow-wrap:anywhere}
 header.top{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;justify-content:space-between}
 nav.console{display:flex;flex-wrap:wrap;gap:.25rem .75rem;align-items:center}
 nav.console a{color:#fff;font-weight:600;text-decoration:none;padding:.35rem .5rem;border-radius:.35rem}

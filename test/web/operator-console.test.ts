@@ -165,6 +165,9 @@ describe('the operator console', () => {
       const queue = await get(jar, '/operator/disputes');
       assert.equal(queue.statusCode, 200);
       assert.match(queue.body, /<h1>Dispute queue<\/h1>/);
+      const again = await get(jar, '/operator/sign-in?next=/operator/merchants');
+      assert.equal(again.statusCode, 303, 'signed in already: straight on');
+      assert.equal(again.headers.location, '/operator/merchants');
     });
 
     it('returns to the page asked for, and only to console pages', async () => {
