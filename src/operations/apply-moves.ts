@@ -158,8 +158,11 @@ export async function applyMoves(
     }
     if (after.status !== before.status) {
       events.push(statusChangedEvent(ctx, after, before.status, at));
-      if (after.status === 'reserved') events.push(transactionEvent(ctx, 'transaction.paid', after, at));
-      if (after.status === 'released') events.push(transactionEvent(ctx, 'transaction.completed', after, at));
+      // Once per transaction: a failed refund that puts it back in reserved or released is no new payment.
+      if (request.action === 'capture') events.push(transactionEvent(ctx, 'transaction.paid', after, at));
+      if (request.action === 'payout_paid') {
+        events.push(transactionEvent(ctx, 'transaction.completed', after, at));
+      }
     }
     jobs.push(...followUpJobs(request.action, after, at));
     // A partial release (no move) leaves the rest held, so its deadlines still stand.

@@ -88,7 +88,8 @@ export async function setClockOffset(db: Db, merchantId: string, offsetMs: numbe
 /**
  * Every transaction's events tell its story: one transaction.created; its status_changed events
  * chain from pending_payment to its current status, each link a move of the state machine, none
- * twice; transaction.paid once if and only if it passed through reserved.
+ * twice; transaction.paid once if and only if it passed through reserved, transaction.completed
+ * once if and only if it reached released.
  */
 export async function assertEventTrails(db: Db, merchantId: string, context = ''): Promise<void> {
   const { rows: txns } = await db.query<{ id: string; status: string }>(
@@ -134,6 +135,11 @@ export async function assertEventTrails(db: Db, merchantId: string, context = ''
       count('transaction.paid'),
       path.includes('reserved') ? 1 : 0,
       `${t.id}: transaction.paid events for ${path.join(' > ')}${where}`,
+    );
+    assert.equal(
+      count('transaction.completed'),
+      path.includes('released') ? 1 : 0,
+      `${t.id}: transaction.completed events for ${path.join(' > ')}${where}`,
     );
   }
 }

@@ -3,13 +3,15 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { CURRENCY_EXPONENTS, type Currency, toMajorUnits } from '../../src/domain/money.ts';
 import { findMove } from '../../src/domain/state-machine.ts';
+import { createOperatorKey } from '../../src/operations/manage-keys.ts';
 import type { CreatedMerchant } from '../../src/operations/manage-merchants.ts';
 import { verifyLedger } from '../../src/operations/verify-ledger.ts';
 import { DB_KIND, type Harness, json, startHarness } from '../helpers/harness.ts';
 import { assertEventTrails, assertLedgerSound, assertWellFormed } from '../helpers/ledger-invariants.ts';
 
 /*
- * Random sequences of operations, concurrent ones included, against the real app over HTTP (PGlite,
+ * Random sequences of operations (payments, deliveries, releases, disputes and their outcomes,
+ * refunds before and after release, payouts that succeed, fail and are reversed), concurrent ones included, against the real app over HTTP (PGlite,
  * or PostgreSQL when DATABASE_URL is set). After every step the books must add up (verifyLedger),
  * every transaction's event trail must be a path through the state machine, and no answer may be a
  * 5xx. Steps that run alone are also checked against the state machine: a move in the table
@@ -32,8 +34,13 @@ const CARDS = {
   insufficientFunds: '4000000000009995',
   challenge: '4000000000003220',
   notATestCard: '4111111111111111',
+  /** Pays; its refunds fail (the money goes back, the state is restored). */
+  refundFails: '4000000000005126',
 };
-const SUCCEEDS = new Set([PHONES.succeeds, PHONES.succeedsUganda, CARDS.succeeds]);
+const SUCCEEDS = new Set([PHONES.succeeds, PHONES.succeedsUganda, CARDS.succeeds, CARDS.refundFails]);
+/** Payout destinations: the simulated payout rail fails one ending in 0001. */
+const PAYOUT_PHONES = { paid: '+254711000000', fails: '+254711000001' };
+const OPERATOR = 'operator';
 
 type Instrument = { method: 'mobile_money'; phone: string } | { method: 'card'; card_number: string };
 
@@ -58,10 +65,17 @@ type Op =
   | { kind: 'deliver' | 'confirm' | 'cancel'; target: number }
   | { kind: 'release'; target: number; amount: ReleaseAmount }
   | { kind: 'advance'; seconds: number }
+  | { kind: 'dispute'; target: number }
+  | { kind: 'resolve'; target: number; decision: 'seller' | 'buyer' | 'split'; permille: number }
+  | { kind: 'refund'; target: number; amount: RefundAmount }
+  | { kind: 'payout_settings'; failing: boolean; instant: boolean }
+  | { kind: 'reverse'; n: number }
   /** The transaction's next move forward, whatever its state (so runs reach the later states). */
   | { kind: 'progress'; target: number; choice: number };
 
 type Concrete = Exclude<Op, { kind: 'progress' }>;
+
+type RefundAmount = { type: 'none' } | { type: 'part'; permille: number } | { type: 'over' };
 
 type Step = Op | { kind: 'concurrent'; ops: Op[] };
 
@@ -106,7 +120,38 @@ const advanceSeconds = fc.oneof(
   fc.constantFrom(DAY + 1, DAY - 1, 2 * DAY + 1, 3 * DAY + 1, 4 * DAY),
   fc.integer({ min: 1, max: 5 * DAY }),
 );
+const refundAmount: fc.Arbitrary<RefundAmount> = fc.oneof(
+  { arbitrary: fc.constant({ type: 'none' as const }), weight: 2 },
+  {
+    arbitrary: fc.integer({ min: 1, max: 999 }).map((permille) => ({ type: 'part' as const, permille })),
+    weight: 3,
+  },
+  { arbitrary: fc.constant({ type: 'over' as const }), weight: 1 },
+);
+const moneyOp: fc.Arbitrary<Op> = fc.oneof(
+  { arbitrary: fc.record({ kind: fc.constant('dispute' as const), target }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('resolve' as const),
+      target,
+      decision: fc.constantFrom('seller' as const, 'buyer' as const, 'split' as const),
+      permille: fc.integer({ min: 1, max: 999 }),
+    }),
+    weight: 3,
+  },
+  { arbitrary: fc.record({ kind: fc.constant('refund' as const), target, amount: refundAmount }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('payout_settings' as const),
+      failing: fc.boolean(),
+      instant: fc.boolean(),
+    }),
+    weight: 1,
+  },
+  { arbitrary: fc.record({ kind: fc.constant('reverse' as const), n: fc.nat({ max: 5 }) }), weight: 1 },
+);
 const op: fc.Arbitrary<Op> = fc.oneof(
+  { arbitrary: moneyOp, weight: 4 },
   { arbitrary: createOp, weight: 3 },
   { arbitrary: fc.record({ kind: fc.constant('pay' as const), target, instrument }), weight: 4 },
   {
@@ -149,15 +194,37 @@ interface Snapshot {
   amount_minor: bigint;
   amount_released_minor: bigint;
   amount_refunded_minor: bigint;
+  amount_refunded_from_balance_minor: bigint;
+  amount_paid_out_minor: bigint;
+  /** Paid-out funds may still be refunded from the merchant's balance (agreement window open). */
+  balance_refund_open: boolean;
   release_type: string;
   updated_at: Date;
   journal_rows: number;
   events: number;
   in_flight: boolean;
+  active_dispute: string | null;
+  last_dispute: string | null;
 }
 
 function held(s: Snapshot): bigint {
-  return s.amount_minor - s.amount_released_minor - s.amount_refunded_minor;
+  return (
+    s.amount_minor -
+    s.amount_released_minor -
+    (s.amount_refunded_minor - s.amount_refunded_from_balance_minor)
+  );
+}
+
+function refundable(s: Snapshot): bigint {
+  const fromBalance = s.balance_refund_open
+    ? s.amount_paid_out_minor - s.amount_refunded_from_balance_minor
+    : 0n;
+  return (['reserved', 'delivered'].includes(s.status) ? held(s) : 0n) + fromBalance;
+}
+
+function permilleOf(total: bigint, permille: number): bigint {
+  const part = (total * BigInt(permille)) / 1000n;
+  return part < 1n ? 1n : part;
 }
 
 /** A partial amount: permille of what is held, at least one minor unit. */
@@ -189,19 +256,33 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
   let h: Harness;
   before(async () => {
     h = await startHarness();
+    operatorKey = (await createOperatorKey(h.ctx)).key;
   });
   after(() => h.close());
 
+  let operatorKey = '';
   const snapshot = async (id: string): Promise<Snapshot | undefined> => {
     const { rows } = await h.ctx.db.query<Snapshot>(
       `SELECT t.id, t.status, t.settlement_status, t.currency, t.amount_minor, t.amount_released_minor,
-              t.amount_refunded_minor, t.release_condition->>'type' AS release_type, t.updated_at,
+              t.amount_refunded_minor, t.amount_refunded_from_balance_minor, t.amount_paid_out_minor,
+              t.released_at IS NOT NULL AND m.now <= t.released_at
+                + make_interval(days => m.refunds_after_release_days) AS balance_refund_open,
+              t.release_condition->>'type' AS release_type, t.updated_at,
+              (SELECT d.id FROM disputes d WHERE d.transaction_id = t.id
+                 AND d.status IN ('open', 'under_review')) AS active_dispute,
+              (SELECT max(d.id) FROM disputes d WHERE d.transaction_id = t.id) AS last_dispute,
               (SELECT count(*)::int FROM ledger_entries l WHERE l.transaction_id = t.id) AS journal_rows,
               (SELECT count(*)::int FROM events e WHERE e.service_transaction_id = t.id) AS events,
               EXISTS (SELECT 1 FROM payment_attempts a WHERE a.transaction_id = t.id
                         AND a.status IN ('pending', 'requires_action')) AS in_flight
-         FROM transactions t WHERE t.id = $1`,
-      [id],
+         FROM transactions t
+         CROSS JOIN LATERAL (
+           SELECT $2::timestamptz + mm.test_clock_offset_ms * interval '1 millisecond' AS now,
+                  mm.refunds_after_release_days
+             FROM merchants mm WHERE mm.id = t.merchant_id
+         ) m
+        WHERE t.id = $1`,
+      [id, h.clock.now()],
     );
     return rows[0];
   };
@@ -214,8 +295,10 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
   const runScenario = async (creates: Op[], steps: Step[]) => {
     const merchant: CreatedMerchant = await h.newMerchant();
     const ids: string[] = [];
-    const request = (method: 'GET' | 'POST', url: string, payload?: Record<string, unknown>) =>
-      h.request({ method, url, payload, key: merchant.test_key });
+    const request = (method: 'GET' | 'POST', url: string, payload?: Record<string, unknown>, as?: string) =>
+      h.request({ method, url, payload, key: as === OPERATOR ? operatorKey : merchant.test_key });
+    const major = (minor: bigint, snap: Snapshot | undefined) => toMajorUnits(minor, snap?.currency ?? 'KES');
+    const NO_DISPUTE = 'dsp_00000000000000000000000000';
     const idOf = (n: number) =>
       ids.length === 0 ? 'txn_0000000000000000000000000' : (ids[n % ids.length] as string);
     const merchantNow = async () => {
@@ -258,6 +341,40 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
           return request('POST', `/v1/transactions/${idOf(o.target)}/release`, releaseBody(o.amount, snap));
         case 'advance':
           return request('POST', '/v1/test_helpers/clock/advance', { seconds: o.seconds });
+        case 'dispute':
+          return request('POST', '/v1/disputes', {
+            service_transaction_id: idOf(o.target),
+            reason: 'not_as_described',
+            description: 'Property test dispute',
+          });
+        case 'resolve': {
+          const body: Record<string, unknown> = { decision: o.decision };
+          if (o.decision === 'split')
+            body.amount_to_seller = major(permilleOf(snap ? held(snap) : 1n, o.permille), snap);
+          const dispute = snap?.active_dispute ?? snap?.last_dispute ?? NO_DISPUTE;
+          return request('POST', `/v1/disputes/${dispute}/resolve`, body, OPERATOR);
+        }
+        case 'refund': {
+          const body: Record<string, unknown> = { service_transaction_id: idOf(o.target) };
+          const most = snap ? refundable(snap) : 0n;
+          if (o.amount.type === 'part') body.amount = major(permilleOf(most, o.amount.permille), snap);
+          if (o.amount.type === 'over') body.amount = major(most + 1n, snap);
+          return request('POST', '/v1/refunds', body);
+        }
+        case 'payout_settings':
+          return request('POST', '/v1/payout_settings', {
+            method: 'mobile_money',
+            phone: o.failing ? PAYOUT_PHONES.fails : PAYOUT_PHONES.paid,
+            schedule: o.instant ? 'instant' : 'daily',
+          });
+        case 'reverse': {
+          const paid = json<{ data: { id: string }[] }>(
+            await request('GET', '/v1/payouts?status=paid&limit=100'),
+          );
+          const payout =
+            paid.data[o.n % Math.max(paid.data.length, 1)]?.id ?? 'po_00000000000000000000000000';
+          return request('POST', `/v1/test_helpers/payouts/${payout}/reverse`, {});
+        }
       }
     };
 
@@ -279,14 +396,41 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
                 : { method: 'card', card_number: CARDS.succeeds },
           };
         case 'reserved':
+          if (choice % 6 === 1) return { kind: 'dispute', target };
+          if (choice % 6 === 2) return { kind: 'refund', target, amount: { type: 'part', permille: choice } };
           return { kind: choice % 4 === 0 ? 'confirm' : 'deliver', target };
         case 'delivered':
           if (choice % 5 === 0) return { kind: 'confirm', target };
+          if (choice % 4 === 1) return { kind: 'dispute', target };
+          if (choice % 11 === 0)
+            return { kind: 'refund', target, amount: { type: 'part', permille: choice } };
           return {
             kind: 'release',
             target,
             amount: choice % 2 === 0 ? { type: 'none' } : { type: 'part', permille: 1 + (choice % 999) },
           };
+        case 'disputed':
+        case 'under_review': {
+          const decisions = ['seller', 'buyer', 'split'] as const;
+          return {
+            kind: 'resolve',
+            target,
+            decision: decisions[choice % 3] ?? 'seller',
+            permille: 1 + (choice % 999),
+          };
+        }
+        case 'confirmed':
+          // The next payout run (daily, at midnight UTC on the merchant's clock) pays it.
+          return { kind: 'advance', seconds: DAY };
+        case 'released':
+          if (choice % 3 === 0) return { kind: 'reverse', n: choice };
+          return {
+            kind: 'refund',
+            target,
+            amount: choice % 2 === 0 ? { type: 'none' } : { type: 'part', permille: 1 + (choice % 999) },
+          };
+        case 'refunded':
+          return { kind: 'advance', seconds: 1 };
         default:
           return { kind: 'cancel', target };
       }
@@ -296,6 +440,28 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
     const predict = (o: Concrete, s: Snapshot | undefined): { code: number; status?: string } => {
       if (o.kind === 'create') return { code: 201, status: 'pending_payment' };
       if (o.kind === 'advance') return { code: 200 };
+      if (o.kind === 'payout_settings') return { code: 200 };
+      // Which payout is paid is read at send time; a reversal is checked by the invariants only.
+      if (o.kind === 'reverse') return { code: -1 };
+      if (o.kind === 'dispute') {
+        if (!s) return { code: 404 };
+        return ['reserved', 'delivered'].includes(s.status) ? { code: 201, status: 'open' } : { code: 409 };
+      }
+      if (o.kind === 'resolve') {
+        if (!s || (!s.active_dispute && !s.last_dispute)) return { code: 404 };
+        if (!s.active_dispute || !['disputed', 'under_review'].includes(s.status)) return { code: 409 };
+        if (o.decision === 'split' && permilleOf(held(s), o.permille) >= held(s)) return { code: 400 };
+        return { code: 200, status: 'resolved' };
+      }
+      if (o.kind === 'refund') {
+        if (!s) return { code: 404 };
+        const refundableState =
+          ['reserved', 'delivered'].includes(s.status) ||
+          (s.status === 'released' && s.settlement_status === 'released');
+        if (!refundableState || s.in_flight || refundable(s) === 0n) return { code: 409 };
+        if (o.amount.type === 'over') return { code: 400 };
+        return { code: 201, status: 'pending' };
+      }
       // The schema refuses a zero amount before the transaction is looked up; a sub-unit amount is
       // read against the transaction's currency, so an unknown transaction is a 404 first.
       if (!s) return { code: o.kind === 'release' && o.amount.type === 'zero' ? 400 : 404 };
@@ -318,6 +484,9 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
         return { code: 200, status: 'confirmed' };
       return { code: 200, status: move.to };
     };
+
+    const o_refundAmount = (amount: RefundAmount, snap: Snapshot) =>
+      amount.type === 'part' ? permilleOf(refundable(snap), amount.permille) : refundable(snap);
 
     const checkAll = async (context: string) => {
       await assertLedgerSound(h.ctx.db, merchant.merchant_id, context);
@@ -351,7 +520,7 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
       const res = await send(s, before);
       assertWellFormed(res, label);
       tally(`${s.kind}${s.kind === 'release' ? `(${s.amount.type})` : ''} ${res.statusCode}`);
-      assert.equal(res.statusCode, expected.code, `${label}: ${res.body}`);
+      if (expected.code !== -1) assert.equal(res.statusCode, expected.code, `${label}: ${res.body}`);
       if (expected.status !== undefined) assert.equal(json(res).status, expected.status, label);
       if (res.statusCode >= 400 && id && before) {
         // A refused move changes nothing: no state, no money, no events.
@@ -366,6 +535,17 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
           releasedNow - before.amount_released_minor,
           expectedRelease,
           `${label} released the wrong amount`,
+        );
+      }
+      if (s.kind === 'refund' && res.statusCode === 201 && before && id) {
+        const refunded = BigInt(json(res).amount_minor as number);
+        const after = await snapshot(id);
+        const expected = o_refundAmount(s.amount, before);
+        assert.equal(refunded, expected, `${label} refunded the wrong amount`);
+        // A refund settles later; it may already have failed and been returned, never more.
+        assert.ok(
+          after && after.amount_refunded_minor <= before.amount_refunded_minor + refunded,
+          `${label} refunded more than asked`,
         );
       }
       if (s.kind === 'advance') {
@@ -384,6 +564,13 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
       [merchant.merchant_id],
     );
     for (const r of rows) tally(`final ${r.status}${r.partial ? ' (partly released)' : ''}`);
+    const { rows: money } = await h.ctx.db.query<{ what: string }>(
+      `SELECT 'payout ' || status AS what FROM payouts WHERE merchant_id = $1
+       UNION ALL SELECT 'refund ' || status FROM refunds WHERE merchant_id = $1
+       UNION ALL SELECT 'dispute ' || status || coalesce(' ' || decision, '') FROM disputes WHERE merchant_id = $1`,
+      [merchant.merchant_id],
+    );
+    for (const r of money) tally(r.what);
   };
 
   it('every step leaves the journal balanced, holdings right, states in the table and no 5xx', async (t) => {
@@ -394,7 +581,7 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
     t.diagnostic(`fast-check seed ${seed}${path ? ` path ${path}` : ''} (replay: FC_SEED=${seed})`);
     await fc.assert(
       fc.asyncProperty(scenario, ([creates, steps]) => runScenario(creates, steps)),
-      { numRuns: Number(process.env.FC_RUNS ?? 20), seed, path, endOnFailure: process.env.FC_SHRINK !== '1' },
+      { numRuns: Number(process.env.FC_RUNS ?? 50), seed, path, endOnFailure: process.env.FC_SHRINK !== '1' },
     );
     t.diagnostic(
       [...seen]
@@ -458,7 +645,8 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
     assert.deepEqual(found(doubled), ['captured', 'held']);
     assert.deepEqual(found(foreign), ['entry_owner']);
     const book = `${merchant.merchant_id}/test/KES`;
-    assert.deepEqual(found(book), ['escrow_balance']);
+    // The released amount set behind the ledger's back also shows in the book's seller_payable.
+    assert.deepEqual(found(book), ['escrow_balance', 'seller_payable']);
     // Only this merchant's books are wrong.
     assert.deepEqual(await verifyLedger(db, { merchantId: bystander.merchant_id }), []);
     assert.equal((await verifyLedger(db)).length, problems.length);
