@@ -1,6 +1,6 @@
 import { newId } from '../domain/ids.ts';
 import { MOVEMENTS } from '../domain/ledger.ts';
-import type { MoveOptions } from '../domain/plan-move.ts';
+import { heldMinor, type MoveOptions } from '../domain/plan-move.ts';
 import { simulatedRefundOutcome } from '../rails/simulated-refunds.ts';
 import type { Queryable } from '../store/db.ts';
 import { insertEvents } from '../store/events.ts';
@@ -118,11 +118,12 @@ export async function settleRefundJob(
   if (outcome.outcome === 'succeeded') {
     await insertLedgerRows(tx, journalRows(row, MOVEMENTS.refundPaid(pending.amount_minor), now));
     const refund = await finishRefund(tx, pending.id, 'succeeded', null, now);
-    if (
-      row.settlement_status === 'refund_pending' &&
-      (await otherPendingRefunds(tx, row.id, refund.id)) === 0
-    ) {
-      await applyMoves(ctx, tx, [{ row, action: 'refund_settled', now }], 'throw');
+    if ((await otherPendingRefunds(tx, row.id, refund.id)) === 0) {
+      if (row.settlement_status === 'refund_pending') {
+        await applyMoves(ctx, tx, [{ row, action: 'refund_settled', now }], 'throw');
+      } else if (row.status === 'delivered' && heldMinor(row) === 0n && row.amount_released_minor > 0n) {
+        await closeReleasedRest(ctx, tx, row, now);
+      }
     }
     await insertEvents(tx, [objectEvent('refund.succeeded', refsOf(row), refundView(refund, row), now)]);
     return;
@@ -157,6 +158,21 @@ export async function settleRefundJob(
   }
   const refund = await finishRefund(tx, pending.id, 'failed', outcome.message, now);
   await insertEvents(tx, [objectEvent('refund.failed', refsOf(row), refundView(refund, row), now)]);
+}
+
+/**
+ * A partly released transaction whose held rest was refunded (and paid) holds nothing more: its
+ * released part is the seller's. It moves on as a release of what is left would (confirmed, no
+ * money to move) rather than wait for its deadline, and to released at once when that part was
+ * already paid out (no payout is left to complete it). Only once the refund is paid: a refund
+ * that fails puts its money back in escrow, where a delivered transaction can still release it.
+ */
+async function closeReleasedRest(ctx: ServiceContext, tx: Queryable, row: TransactionRow, now: Date) {
+  const [confirmed] = await applyMoves(ctx, tx, [{ row, action: 'release', now }], 'throw');
+  const after = confirmed?.after;
+  if (after && after.amount_paid_out_minor === after.amount_released_minor) {
+    await applyMoves(ctx, tx, [{ row: after, action: 'payout_paid', now }], 'throw');
+  }
 }
 
 /**

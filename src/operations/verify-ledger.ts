@@ -16,6 +16,10 @@ export interface LedgerProblem {
     | 'refunded'
     | 'payouts'
     | 'book_balance'
+    | 'seller_payable'
+    | 'payout_clearing'
+    | 'refund_clearing'
+    | 'refund_rows'
     | 'captured'
     | 'state';
   /** What is wrong: a journal row, a transaction or a merchant's currency. */
@@ -53,6 +57,28 @@ interface TransactionMoneyRow {
   paid_out_minor: bigint;
   capture_rows: bigint;
   foreign_rows: bigint;
+  /** The journal's refunds paid by the rail. */
+  refund_paid_minor: bigint;
+  /** The transaction's refund rows: not failed (all, and from the balance), succeeded, pending. */
+  refund_rows_minor: bigint;
+  refund_rows_balance_minor: bigint;
+  refund_rows_succeeded_minor: bigint;
+  refund_rows_pending_minor: bigint;
+}
+
+/** What a verification read, beside the problems it found (the CLI prints it). */
+export interface LedgerReport {
+  problems: LedgerProblem[];
+  transactions: number;
+  journalRows: number;
+}
+
+/** Per book: what the transactions and refunds say each liability account should hold. */
+interface BookExpectation {
+  held: bigint;
+  payable: bigint;
+  inPayouts: bigint;
+  pendingRefunds: bigint;
 }
 
 const MAX_ROW_PROBLEMS = 100;
@@ -134,6 +160,24 @@ function transactionProblems(t: TransactionMoneyRow, pairs: Set<string>): Ledger
       `in payouts ${t.amount_batched_minor} (journal ${t.batched_minor}), paid out ${t.amount_paid_out_minor} (journal ${t.paid_out_minor})`,
     );
   }
+  if (t.amount_refunded_minor !== t.refund_rows_minor) {
+    add(
+      'refund_rows',
+      `amount_refunded_minor ${t.amount_refunded_minor}, but its refunds that did not fail total ${t.refund_rows_minor}`,
+    );
+  }
+  if (t.amount_refunded_from_balance_minor !== t.refund_rows_balance_minor) {
+    add(
+      'refund_rows',
+      `amount_refunded_from_balance_minor ${t.amount_refunded_from_balance_minor}, but its refunds take ${t.refund_rows_balance_minor} from the balance`,
+    );
+  }
+  if (t.refund_paid_minor !== t.refund_rows_succeeded_minor) {
+    add(
+      'refund_rows',
+      `journal refund_paid ${t.refund_paid_minor}, but its succeeded refunds total ${t.refund_rows_succeeded_minor}`,
+    );
+  }
   if (t.paid_out_minor > t.batched_minor || t.batched_minor > t.approved_minor) {
     add(
       'payouts',
@@ -143,17 +187,17 @@ function transactionProblems(t: TransactionMoneyRow, pairs: Set<string>): Ledger
   return problems;
 }
 
-async function check(q: Queryable, options: VerifyOptions): Promise<LedgerProblem[]> {
+async function check(q: Queryable, options: VerifyOptions): Promise<LedgerReport> {
   const merchantId = options.merchantId ?? null;
   const pageSize = options.pageSize ?? 5000;
   const problems = await badJournalRows(q, merchantId);
 
   // Per book (merchant, environment, currency): every account's balance from the journal.
-  const books = new Map<string, { total: bigint; escrow: bigint }>();
+  const books = new Map<string, { total: bigint; accounts: Map<string, bigint> }>();
   for (const b of await accountBalances(q, options.merchantId)) {
-    const book = books.get(bookOf(b)) ?? { total: 0n, escrow: 0n };
+    const book = books.get(bookOf(b)) ?? { total: 0n, accounts: new Map<string, bigint>() };
     book.total += b.balance_minor;
-    if (b.account === 'escrow_held') book.escrow += b.balance_minor;
+    book.accounts.set(b.account, b.balance_minor);
     books.set(bookOf(b), book);
   }
   for (const [book, { total }] of books) {
@@ -164,7 +208,8 @@ async function check(q: Queryable, options: VerifyOptions): Promise<LedgerProble
 
   // Per transaction, in pages by id: the row against its journal rows.
   const pairs = reachablePairs();
-  const heldPerBook = new Map<string, bigint>();
+  const expected = new Map<string, BookExpectation>();
+  let transactions = 0;
   let after = '';
   for (;;) {
     const { rows } = await q.query<TransactionMoneyRow>(
@@ -179,7 +224,12 @@ async function check(q: Queryable, options: VerifyOptions): Promise<LedgerProble
               (coalesce(m.batched, 0) - coalesce(m.payout_returned, 0))::bigint AS batched_minor,
               coalesce(m.paid_out, 0)::bigint AS paid_out_minor,
               coalesce(m.capture_rows, 0)::bigint AS capture_rows,
-              coalesce(m.foreign_rows, 0)::bigint AS foreign_rows
+              coalesce(m.foreign_rows, 0)::bigint AS foreign_rows,
+              coalesce(m.refund_paid, 0)::bigint AS refund_paid_minor,
+              coalesce(r.kept, 0)::bigint AS refund_rows_minor,
+              coalesce(r.kept_balance, 0)::bigint AS refund_rows_balance_minor,
+              coalesce(r.succeeded, 0)::bigint AS refund_rows_succeeded_minor,
+              coalesce(r.pending, 0)::bigint AS refund_rows_pending_minor
          FROM transactions t
          LEFT JOIN LATERAL (
            SELECT sum(l.amount_minor) FILTER (WHERE l.kind = 'capture') AS captured,
@@ -192,38 +242,67 @@ async function check(q: Queryable, options: VerifyOptions): Promise<LedgerProble
                   sum(l.amount_minor) FILTER (WHERE l.kind = 'payout') AS batched,
                   sum(l.amount_minor) FILTER (WHERE l.kind = 'payout_returned') AS payout_returned,
                   sum(l.amount_minor) FILTER (WHERE l.kind = 'payout_paid') AS paid_out,
+                  sum(l.amount_minor) FILTER (WHERE l.kind = 'refund_paid') AS refund_paid,
                   count(*) FILTER (WHERE l.kind = 'capture') AS capture_rows,
                   count(*) FILTER (WHERE l.merchant_id <> t.merchant_id OR l.livemode <> t.livemode
                                       OR l.currency <> t.currency) AS foreign_rows
              FROM ledger_entries l WHERE l.transaction_id = t.id
          ) m ON true
+         LEFT JOIN LATERAL (
+           SELECT sum(f.amount_minor) FILTER (WHERE f.status <> 'failed') AS kept,
+                  sum(f.from_balance_minor) FILTER (WHERE f.status <> 'failed') AS kept_balance,
+                  sum(f.amount_minor) FILTER (WHERE f.status = 'succeeded') AS succeeded,
+                  sum(f.amount_minor) FILTER (WHERE f.status = 'pending') AS pending
+             FROM refunds f WHERE f.transaction_id = t.id
+         ) r ON true
         WHERE t.id > $1 AND ($2::text IS NULL OR t.merchant_id = $2)
         ORDER BY t.id LIMIT $3`,
       [after, merchantId, pageSize],
     );
+    transactions += rows.length;
     for (const t of rows) {
       problems.push(...transactionProblems(t, pairs));
       const book = bookOf(t);
-      heldPerBook.set(book, (heldPerBook.get(book) ?? 0n) + heldMinor(t));
+      const e = expected.get(book) ?? { held: 0n, payable: 0n, inPayouts: 0n, pendingRefunds: 0n };
+      e.held += heldMinor(t);
+      e.payable += t.amount_released_minor - t.amount_batched_minor;
+      e.inPayouts += t.amount_batched_minor - t.amount_paid_out_minor;
+      e.pendingRefunds += t.refund_rows_pending_minor;
+      expected.set(book, e);
     }
     const last = rows.at(-1);
     if (!last || rows.length < pageSize) break;
     after = last.id;
   }
 
-  // The escrow account holds exactly what the transactions say is held (it is a liability: negative).
-  for (const book of new Set([...books.keys(), ...heldPerBook.keys()])) {
-    const escrow = books.get(book)?.escrow ?? 0n;
-    const held = heldPerBook.get(book) ?? 0n;
-    if (escrow !== -held) {
-      problems.push({
-        check: 'escrow_balance',
-        subject: book,
-        message: `escrow_held balance ${escrow}, but the transactions hold ${held}`,
-      });
+  // Each liability account holds exactly what the transactions say it owes (credit balances are
+  // negative): escrow what is held, seller_payable the approved funds not yet in a payout,
+  // payout_clearing those in payouts not yet paid, refund_clearing the refunds still pending.
+  const LIABILITIES: [LedgerProblem['check'], string, keyof BookExpectation, string][] = [
+    ['escrow_balance', 'escrow_held', 'held', 'the transactions hold'],
+    ['seller_payable', 'seller_payable', 'payable', 'the transactions have approved and not batched'],
+    ['payout_clearing', 'payout_clearing', 'inPayouts', 'the transactions have in payouts not yet paid'],
+    ['refund_clearing', 'refund_clearing', 'pendingRefunds', 'pending refunds total'],
+  ];
+  const none: BookExpectation = { held: 0n, payable: 0n, inPayouts: 0n, pendingRefunds: 0n };
+  for (const book of new Set([...books.keys(), ...expected.keys()])) {
+    const e = expected.get(book) ?? none;
+    for (const [checkName, account, field, what] of LIABILITIES) {
+      const balance = books.get(book)?.accounts.get(account) ?? 0n;
+      if (balance !== -e[field]) {
+        problems.push({
+          check: checkName,
+          subject: book,
+          message: `${account} balance ${balance}, but ${what} ${e[field]}`,
+        });
+      }
     }
   }
-  return problems;
+  const { rows: counted } = await q.query<{ n: bigint }>(
+    'SELECT count(*)::bigint AS n FROM ledger_entries WHERE $1::text IS NULL OR merchant_id = $1',
+    [merchantId],
+  );
+  return { problems, transactions, journalRows: Number(counted[0]?.n ?? 0n) };
 }
 
 /**
@@ -237,12 +316,23 @@ async function check(q: Queryable, options: VerifyOptions): Promise<LedgerProble
  *   and refunded totals; the capture is nothing or the full amount, once; its journal rows are in
  *   its own merchant, environment and currency;
  * - every transaction's (status, settlement_status) is a pair the state machine can produce;
- * - per book, the escrow_held balance equals the sum of what its transactions hold.
+ * - per transaction, its refund rows agree: those that did not fail total amount_refunded_minor (and
+ *   their balance parts amount_refunded_from_balance_minor); those that succeeded total the
+ *   journal's refund_paid;
+ * - per book, each liability account equals what the transactions say: escrow_held what they hold,
+ *   seller_payable what is approved and not in a payout (amount_released_minor -
+ *   amount_batched_minor), payout_clearing what is in payouts not yet paid (amount_batched_minor -
+ *   amount_paid_out_minor), refund_clearing the pending refunds.
  *
  * Everything is read in one read-only, repeatable-read database transaction, so writes running
  * alongside cannot make a sound book look unsound.
  */
 export async function verifyLedger(db: Db, options: VerifyOptions = {}): Promise<LedgerProblem[]> {
+  return (await verifyLedgerReport(db, options)).problems;
+}
+
+/** verifyLedger with what it read: how many transactions and journal rows (`safehold ledger verify`). */
+export async function verifyLedgerReport(db: Db, options: VerifyOptions = {}): Promise<LedgerReport> {
   return db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     return check(tx, options);
