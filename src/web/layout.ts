@@ -43,7 +43,10 @@ ul.terms li{margin:.35rem 0}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 .hint{display:block;color:#4a5561;font-size:.875rem;margin:0 0 .25rem}
 .field-error{color:#b3261e;font-weight:600;font-size:.9rem;margin:.25rem 0 0}
-input{width:100%;font:inherit;font-size:1.1rem;padding:.65rem .75rem;border:2px solid #6b7785;border-radius:.5rem;background:#fff;color:#1b1f24}
+input,select,textarea{width:100%;font:inherit;font-size:1.1rem;padding:.65rem .75rem;border:2px solid #6b7785;border-radius:.5rem;background:#fff;color:#1b1f24}
+textarea{min-height:7rem;resize:vertical}
+.evidence-text{white-space:pre-wrap;overflow-wrap:anywhere}
+input[type=file]{font-size:1rem;padding:.5rem}
 input[aria-invalid=true]{border-color:#b3261e}
 .row{display:flex;gap:.75rem}
 .row>div{flex:1}
