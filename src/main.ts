@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { openContext } from './bootstrap.ts';
 import { type Config, loadConfig, type Role } from './config.ts';
 import { isScope, type Scope } from './domain/api-keys.ts';
+import { notFound } from './domain/errors.ts';
 import type { ServiceContext } from './operations/context.ts';
 import { createKey, createOperatorKey, revokeKey, rotateKey } from './operations/manage-keys.ts';
 import {
@@ -9,7 +10,9 @@ import {
   setMerchantRateLimit,
   setMerchantVerification,
 } from './operations/manage-merchants.ts';
+import { describeLedgerReport, verifyLedgerReport } from './operations/verify-ledger.ts';
 import { serve } from './server.ts';
+import { findMerchant } from './store/merchants.ts';
 import { migrate } from './store/migrate.ts';
 import { openDatabase } from './store/open.ts';
 
@@ -25,6 +28,7 @@ const USAGE = `Usage: safehold <command>
   key rotate KEY_ID [--json]              new key; the old one stays valid for 24 hours
   key revoke KEY_ID                       revoke a key at once
   operator create [--json]                a new operator (sk_op_) key
+  ledger verify [--merchant ID] [--json]  recompute the books; exit 1 and list every problem if unsound
 
 Database: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded PGlite, default ./data).`;
 
@@ -190,6 +194,24 @@ async function run(argv: string[]): Promise<void> {
       return withContext(config, async (ctx) =>
         print(values.json, { operator_key: (await createOperatorKey(ctx)).key }),
       );
+    case 'ledger verify': {
+      noMoreThan(positionals, 2);
+      const merchantId = values.merchant;
+      return withContext(config, async (ctx) => {
+        if (merchantId !== undefined && !(await findMerchant(ctx.db, merchantId))) {
+          throw notFound('merchant', merchantId);
+        }
+        const report = await verifyLedgerReport(ctx.db, { merchantId });
+        const { problems, transactions, journalRows } = report;
+        process.stdout.write(
+          values.json
+            ? `${JSON.stringify({ sound: problems.length === 0, transactions, journal_rows: journalRows, problems })}\n`
+            : describeLedgerReport(report, merchantId),
+        );
+        // Not process.exit: stdout may still be flushing a long list of problems.
+        if (problems.length > 0) process.exitCode = 1;
+      });
+    }
     default:
       throw new UsageError(`unknown command '${positionals.join(' ')}'`);
   }

@@ -338,3 +338,12 @@ export async function verifyLedgerReport(db: Db, options: VerifyOptions = {}): P
     return check(tx, options);
   });
 }
+
+/** The report as `safehold ledger verify` prints it: a summary line, then one line per problem. */
+export function describeLedgerReport(report: LedgerReport, merchantId?: string): string {
+  const scope = merchantId ? ` of merchant ${merchantId}` : '';
+  const checked = `${report.transactions} transactions, ${report.journalRows} journal rows checked${scope}`;
+  if (report.problems.length === 0) return `ledger sound: ${checked}\n`;
+  const lines = report.problems.map((p) => `  ${p.check} ${p.subject}: ${p.message}`);
+  return `ledger unsound: ${report.problems.length} problems; ${checked}\n${lines.join('\n')}\n`;
+}
