@@ -3,7 +3,13 @@ import { ApiError, invalid, notFound } from '../domain/errors.ts';
 import { type Currency, toMinorUnits } from '../domain/money.ts';
 import { heldMinor } from '../domain/plan-move.ts';
 import type { Queryable } from '../store/db.ts';
-import { findDispute, lockDispute, resolveDisputeRow, UNDECIDED } from '../store/disputes.ts';
+import {
+  findDispute,
+  hasFailedDisputeRefund,
+  lockDispute,
+  resolveDisputeRow,
+  UNDECIDED,
+} from '../store/disputes.ts';
 import { insertEvents } from '../store/events.ts';
 import { cancelJobs } from '../store/jobs.ts';
 import { lockTransactions } from '../store/transaction-state.ts';
@@ -112,7 +118,13 @@ export async function resolveDispute(
         const [locked] = await lockTransactions(tx, [found.transaction_id]);
         const dispute = await lockDispute(tx, disputeId);
         if (!locked || !dispute) throw notFound('dispute', disputeId);
-        if (!UNDECIDED.includes(dispute.status)) {
+        // A decision for the buyer whose refund the rail refused put the transaction back under
+        // review: the operator decides again. Any other decided dispute is final.
+        const again =
+          dispute.status === 'resolved' &&
+          locked.status === 'under_review' &&
+          (await hasFailedDisputeRefund(tx, dispute.id));
+        if (!UNDECIDED.includes(dispute.status) && !again) {
           throw new ApiError('conflict', `The dispute is already ${dispute.status}.`);
         }
         const row = await underReview(ctx, tx, locked, now);
@@ -129,13 +141,18 @@ export async function resolveDispute(
           const start = { action, options, origin: 'dispute', reason, disputeId } as const;
           await startRefund(ctx, tx, row, start, now);
         }
-        const resolved = await resolveDisputeRow(tx, disputeId, {
-          decision: input.decision,
-          amountToSellerMinor: parts.toSellerMinor,
-          amountToBuyerMinor: parts.toBuyerMinor,
-          note,
-          decidedAt: now,
-        });
+        const resolved = await resolveDisputeRow(
+          tx,
+          disputeId,
+          {
+            decision: input.decision,
+            amountToSellerMinor: parts.toSellerMinor,
+            amountToBuyerMinor: parts.toBuyerMinor,
+            note,
+            decidedAt: now,
+          },
+          again,
+        );
         if (!resolved) throw new ApiError('conflict', 'The dispute was decided while this request ran.');
         await cancelJobs(tx, [disputeId], ['dispute_deadline']);
         const view = await loadDisputeView(ctx, disputeId, tx);

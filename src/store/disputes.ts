@@ -102,17 +102,21 @@ export interface DisputeOutcome {
   decidedAt: Date;
 }
 
-/** Records the operator's decision; guarded so only an undecided dispute is resolved. */
+/**
+ * Records the operator's decision; guarded so only an undecided dispute is resolved, or with
+ * `again` a resolved one (a decision whose refund the rail could not pay).
+ */
 export async function resolveDisputeRow(
   q: Queryable,
   id: string,
   outcome: DisputeOutcome,
+  again = false,
 ): Promise<DisputeRow | undefined> {
   const { rows } = await q.query<DisputeRow>(
     `UPDATE disputes
         SET status = 'resolved', decision = $2, amount_to_seller_minor = $3, amount_to_buyer_minor = $4,
             note = $5, decided_at = $6, updated_at = $6
-      WHERE id = $1 AND status IN ('open', 'under_review')
+      WHERE id = $1 AND (status IN ('open', 'under_review') OR ($7 AND status = 'resolved'))
       RETURNING *`,
     [
       id,
@@ -121,9 +125,19 @@ export async function resolveDisputeRow(
       outcome.amountToBuyerMinor,
       outcome.note,
       outcome.decidedAt,
+      again,
     ],
   );
   return rows[0];
+}
+
+/** Whether a refund made by a dispute's outcome was refused by the rail. */
+export async function hasFailedDisputeRefund(q: Queryable, disputeId: string): Promise<boolean> {
+  const { rows } = await q.query(
+    `SELECT 1 FROM refunds WHERE dispute_id = $1 AND status = 'failed' LIMIT 1`,
+    [disputeId],
+  );
+  return rows.length > 0;
 }
 
 export interface DisputeListFilter {

@@ -233,6 +233,36 @@ describe('POST /v1/disputes/{id}/resolve: outcomes end to end', () => {
     await assertLedgerSound(h.ctx.db, h.merchant.merchant_id, 'idempotent resolve');
   });
 
+  it('a decision for the buyer whose refund the rail refuses goes back under review, and may be decided again', async () => {
+    const created = json(
+      await h.request({ method: 'POST', url: '/v1/transactions', payload: { amount: 45, title: 'Lamp' } }),
+    );
+    const id = String(created.service_transaction_id);
+    // The test card ending 5126 takes payments but refuses refunds.
+    const paid = await h.request({
+      method: 'POST',
+      url: `/v1/test_helpers/transactions/${id}/pay`,
+      payload: { method: 'card', card_number: '4000000000005126' },
+    });
+    assert.equal(json(paid).status, 'reserved');
+    const d = await disputeOn(h, id);
+    assert.equal((await resolve(d.id, { decision: 'buyer' })).statusCode, 200);
+    await advance(h, 1);
+    const t = await transaction(h, id);
+    assert.deepEqual([t.status, t.settlement_status, t.amount_refunded], ['under_review', 'under_review', 0]);
+    assert.equal((await refundsOf(id))[0]?.status, 'failed');
+    assert.equal((await eventsOf(h, id, 'refund.failed')).length, 1);
+    const again = await resolve(d.id, { decision: 'seller', note: 'The refund could not be paid.' });
+    assert.equal(again.statusCode, 200, again.body);
+    assert.equal((json(again).outcome as Json).decision, 'seller');
+    const after = await transaction(h, id);
+    assert.deepEqual([after.status, after.amount_released], ['confirmed', 45]);
+    assert.equal((await eventsOf(h, id, 'dispute.resolved')).length, 2);
+    // Now it is final.
+    assertErrorEnvelope(await resolve(d.id, { decision: 'buyer' }), 409, 'conflict', 'conflict');
+    await assertLedgerSound(h.ctx.db, h.merchant.merchant_id, 'decided again after a failed refund');
+  });
+
   it('two concurrent decisions: one wins, the other is 409, the money moves once', async () => {
     const { id } = await paidTransaction(h, { amount: 90 });
     const d = await disputeOn(h, id);
