@@ -163,7 +163,7 @@ function resolveSection(c: DisputeCase, csrf: string, options: CasePageOptions):
     html`<label class="choice"><input type="radio" name="decision" value="${value}" required${form.decision === value ? raw(' checked') : null}> <span><strong>${label}</strong><br><span class="muted">${hint}</span></span></label>`;
   return html`<section class="card" aria-labelledby="resolve-title">
 <h2 id="resolve-title">Decide the case</h2>
-<p>Held in escrow: <strong>${held}</strong>. The decision is final: it releases and refunds the money at once.</p>
+<p>Held in escrow: <strong>${held}</strong>. The decision is final: it approves the seller's part for release and starts the buyer's refund at once.</p>
 <form method="post" action="${casePath(c.dispute.id)}/resolve">
 <input type="hidden" name="csrf_token" value="${csrf}">
 <input type="hidden" name="idempotency_key" value="${options.idempotencyKey}">
