@@ -114,6 +114,10 @@ export interface DisputeCase {
   heldMinor: bigint;
   /** The dispute's merchant clock (the test clock in test mode), for "overdue". */
   now: Date;
+  /** Undecided, or decided for the buyer with the refund refused by the rail: the form is offered. */
+  decidable: boolean;
+  /** The second case: the transaction is back under review after a refused refund. */
+  refundRefused: boolean;
 }
 
 /** The history shown is capped; a transaction has a few dozen events at most in practice. */
@@ -134,5 +138,21 @@ export async function loadCase(ctx: ServiceContext, disputeId: string): Promise<
     livemode: transaction.livemode,
     testClockOffsetMs: Number(transaction.test_clock_offset_ms),
   });
-  return { dispute, transaction, history, ledger, refunds, heldMinor: heldMinor(transaction), now };
+  // Mirrors resolveDispute's rule for deciding again (it re-checks under its locks).
+  const refundRefused =
+    dispute.status === 'resolved' &&
+    transaction.status === 'under_review' &&
+    refunds.some((r) => r.dispute_id === dispute.id && r.status === 'failed');
+  const decidable = dispute.status === 'open' || dispute.status === 'under_review' || refundRefused;
+  return {
+    dispute,
+    transaction,
+    history,
+    ledger,
+    refunds,
+    heldMinor: heldMinor(transaction),
+    now,
+    decidable,
+    refundRefused,
+  };
 }

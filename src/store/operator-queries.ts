@@ -9,7 +9,7 @@ import type { VerificationStatus } from './merchants.ts';
 
 export interface QueuedDispute {
   id: string;
-  status: 'open' | 'under_review';
+  status: 'open' | 'under_review' | 'resolved';
   reason: string;
   livemode: boolean;
   evidence_due_by: Date;
@@ -22,6 +22,8 @@ export interface QueuedDispute {
   title: string;
   /** Past its deadline on its merchant's clock (the test clock in test mode). */
   overdue: boolean;
+  /** Decided for the buyer, but the rail refused the refund: the transaction is back under review. */
+  decide_again: boolean;
 }
 
 export interface DisputeQueueFilter {
@@ -32,23 +34,36 @@ export interface DisputeQueueFilter {
   limit: number;
 }
 
-/** Undecided disputes, soonest deadline first; one extra row tells whether more follow. */
+/**
+ * Disputes waiting for the operator, soonest deadline first: the undecided ones, and those decided
+ * for the buyer whose refund the rail refused (the transaction went back under review and the
+ * case is decided again). One extra row tells whether more follow.
+ */
 export async function listDisputeQueue(
   q: Queryable,
   filter: DisputeQueueFilter,
   now: Date,
 ): Promise<{ rows: QueuedDispute[]; hasMore: boolean }> {
   const { rows } = await q.query<QueuedDispute>(
-    `SELECT d.id, d.status, d.reason, d.livemode, d.evidence_due_by, d.created_at, d.transaction_id,
-            d.merchant_id, m.name AS merchant_name, t.amount_minor, t.currency, t.title,
+    `WITH queue AS (
+       SELECT d.id, false AS decide_again FROM disputes d WHERE d.status IN ('open', 'under_review')
+       UNION ALL
+       SELECT d.id, true FROM disputes d
+        WHERE d.status = 'resolved'
+          AND EXISTS (SELECT 1 FROM transactions t WHERE t.id = d.transaction_id AND t.status = 'under_review')
+          AND EXISTS (SELECT 1 FROM refunds r
+                       WHERE r.transaction_id = d.transaction_id AND r.dispute_id = d.id AND r.status = 'failed')
+     )
+     SELECT d.id, d.status, d.reason, d.livemode, d.evidence_due_by, d.created_at, d.transaction_id,
+            d.merchant_id, m.name AS merchant_name, t.amount_minor, t.currency, t.title, queue.decide_again,
             d.evidence_due_by <= $1::timestamptz
               + (CASE WHEN d.livemode THEN 0 ELSE m.test_clock_offset_ms END) * interval '1 millisecond'
               AS overdue
-       FROM disputes d
+       FROM queue
+       JOIN disputes d ON d.id = queue.id
        JOIN transactions t ON t.id = d.transaction_id
        JOIN merchants m ON m.id = d.merchant_id
-      WHERE d.status IN ('open', 'under_review')
-        AND ($2::boolean IS NULL OR d.livemode = $2)
+      WHERE ($2::boolean IS NULL OR d.livemode = $2)
         AND ($3::text IS NULL
              OR (d.evidence_due_by, d.id) > (SELECT c.evidence_due_by, c.id FROM disputes c WHERE c.id = $3))
       ORDER BY d.evidence_due_by, d.id
@@ -171,6 +186,7 @@ export async function transactionLedger(q: Queryable, transactionId: string): Pr
 
 export interface CaseRefund {
   id: string;
+  dispute_id: string | null;
   status: string;
   amount_minor: bigint;
   currency: string;
@@ -181,7 +197,7 @@ export interface CaseRefund {
 
 export async function transactionRefunds(q: Queryable, transactionId: string): Promise<CaseRefund[]> {
   const { rows } = await q.query<CaseRefund>(
-    `SELECT id, status, amount_minor, currency, origin, failure_reason, created_at
+    `SELECT id, dispute_id, status, amount_minor, currency, origin, failure_reason, created_at
        FROM refunds WHERE transaction_id = $1
       ORDER BY id`,
     [transactionId],

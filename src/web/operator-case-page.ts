@@ -203,6 +203,10 @@ export function casePage(c: DisputeCase, nav: ConsoleNav, options: CasePageOptio
   const due = new Date(d.evidence_due_by);
   const undecided = d.status === 'open' || d.status === 'under_review';
   const overdue = undecided && due.getTime() <= c.now.getTime();
+  const refused: HtmlValue = c.refundRefused
+    ? html`<div class="notice error" role="alert"><h2>The buyer's refund was refused: decide again</h2>
+<p>The rail refused the refund of the decision below, so the money is held again and the transaction is back under review. Record a new decision: it replaces the outcome.</p></div>`
+    : null;
   const party = (p: { name?: string | null; email?: string | null } | null) =>
     [p?.name, p?.email].filter(Boolean).join(', ') || '—';
   return {
@@ -210,6 +214,7 @@ export function casePage(c: DisputeCase, nav: ConsoleNav, options: CasePageOptio
     title: `Dispute ${d.id}`,
     nav,
     body: html`${noticeBlock(options.notice)}
+${refused}
 <p><a href="/operator/disputes">← Dispute queue</a></p>
 <section class="card" aria-labelledby="case-title">
 <h1 id="case-title">Dispute <code>${d.id}</code> ${envBadge(d.livemode)}</h1>
@@ -233,7 +238,7 @@ export function casePage(c: DisputeCase, nav: ConsoleNav, options: CasePageOptio
 </section>
 ${outcomeSection(c)}
 ${evidenceSection(c)}
-${undecided ? resolveSection(c, nav.csrf, options) : null}
+${c.decidable ? resolveSection(c, nav.csrf, options) : null}
 ${undecided ? noteSection(c, nav.csrf, options) : null}
 ${historySection(c)}
 ${ledgerSection(c)}`,

@@ -32,7 +32,7 @@ function row(d: QueuedDispute): HtmlValue {
 <td data-label="Dispute"><a href="${casePath(d.id)}">${d.id}</a><br><span class="muted">${REASON_LABEL[d.reason] ?? d.reason} · ${d.title}</span></td>
 <td data-label="Merchant">${d.merchant_name}</td>
 <td data-label="Amount" class="num">${formatMoney(d.amount_minor, d.currency)}</td>
-<td data-label="Status">${DISPUTE_STATUS_LABEL[d.status] ?? d.status}</td>
+<td data-label="Status">${d.decide_again ? html`<strong>Refund refused: decide again</strong>` : (DISPUTE_STATUS_LABEL[d.status] ?? d.status)}</td>
 <td data-label="Mode">${envBadge(d.livemode)}</td>
 </tr>`;
 }
@@ -45,7 +45,7 @@ function filterLinks(env: EnvFilter): HtmlValue {
   return html`<p>Show: ${link('all', 'All')} · ${link('live', 'Live only')} · ${link('test', 'Test only')}</p>`;
 }
 
-/** The dispute queue: every undecided dispute of every merchant and environment, by deadline. */
+/** The dispute queue: every dispute waiting for the operator, of every merchant and environment, by deadline. */
 export function queuePage(
   queue: { rows: QueuedDispute[]; hasMore: boolean },
   env: EnvFilter,
@@ -61,7 +61,7 @@ export function queuePage(
     title: 'Dispute queue',
     nav,
     body: html`<h1>Dispute queue</h1>
-<p class="muted">Undecided disputes (open or under review) of every merchant, the soonest evidence deadline first. Deadlines are on each merchant's clock (the test clock in test mode).${overdue ? html` <strong>${overdue} overdue on this page.</strong>` : null}</p>
+<p class="muted">Undecided disputes (open or under review) of every merchant, and decisions whose refund the rail refused, the soonest evidence deadline first. Deadlines are on each merchant's clock (the test clock in test mode).${overdue ? html` <strong>${overdue} overdue on this page.</strong>` : null}</p>
 ${filterLinks(env)}
 ${
   queue.rows.length

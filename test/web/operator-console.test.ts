@@ -100,6 +100,7 @@ describe('the operator console', () => {
   async function disputed(
     merchant: CreatedMerchant = h.merchant,
     amount = 1000,
+    card = '4242424242424242',
   ): Promise<{ transactionId: string; disputeId: string }> {
     const created = await h.request({
       method: 'POST',
@@ -118,7 +119,7 @@ describe('the operator console', () => {
       method: 'POST',
       url: `/v1/test_helpers/transactions/${transactionId}/pay`,
       key: merchant.test_key,
-      payload: { method: 'card', card_number: '4242424242424242' },
+      payload: { method: 'card', card_number: card },
     });
     assert.equal(paid.statusCode, 200, paid.body);
     const { dispute } = await createDispute(
@@ -612,6 +613,53 @@ describe('the operator console', () => {
       const page = await get(jar, `/operator/disputes/${disputeId}`);
       assert.match(page.body, /Outcome: For the buyer/);
       assert.match(page.body, /<h3>Refunds<\/h3>/);
+      await assertLedgerSound(h.ctx.db);
+    });
+  });
+
+  describe('a refund the rail refuses', () => {
+    it('puts the case back in the queue and on its page to be decided again', async () => {
+      // The test card ending 5126 takes payments but refuses refunds.
+      const { disputeId, transactionId } = await disputed(h.merchant, 450, '4000000000005126');
+      const jar = await signIn();
+      const csrf = await tokenOf(jar);
+      const first = await post(jar, `/operator/disputes/${disputeId}/resolve`, {
+        csrf_token: csrf,
+        decision: 'buyer',
+      });
+      assert.equal(first.statusCode, 303, first.body);
+      const decided = await get(jar, `/operator/disputes/${disputeId}`);
+      assert.ok(!decided.body.includes('Record decision'), 'decided: no form while the refund is pending');
+      const settled = await h.request({
+        method: 'POST',
+        url: '/v1/test_helpers/clock/advance',
+        payload: { seconds: 1 },
+      });
+      assert.equal(settled.statusCode, 200, settled.body);
+      assert.equal((await transaction(transactionId)).status, 'under_review');
+
+      const queue = await get(jar, '/operator/disputes');
+      const at = queue.body.indexOf(`href="/operator/disputes/${disputeId}"`);
+      assert.ok(at > 0, 'back in the queue');
+      assert.match(queue.body.slice(at, queue.body.indexOf('</tr>', at)), /Refund refused: decide again/);
+
+      const page = await get(jar, `/operator/disputes/${disputeId}`);
+      assert.match(page.body, /The buyer's refund was refused: decide again/);
+      assert.match(page.body, /<strong>failed<\/strong>/);
+      assert.match(page.body, /Record decision/);
+      const again = await post(jar, `/operator/disputes/${disputeId}/resolve`, {
+        csrf_token: csrf,
+        decision: 'seller',
+        note: 'The refund could not be paid.',
+      });
+      assert.equal(again.statusCode, 303, again.body);
+      const t = await transaction(transactionId);
+      assert.equal(t.status, 'confirmed');
+      assert.equal(t.amount_released, 450);
+      const final = await get(jar, `/operator/disputes/${disputeId}`);
+      assert.match(final.body, /Outcome: For the seller/);
+      assert.ok(!final.body.includes('Record decision'));
+      assert.ok(!(await get(jar, '/operator/disputes')).body.includes(`/operator/disputes/${disputeId}"`));
       await assertLedgerSound(h.ctx.db);
     });
   });
