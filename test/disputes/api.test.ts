@@ -131,6 +131,18 @@ describe('POST /v1/disputes, GET /v1/disputes(/{id})', () => {
     assert.equal(rows.length, 1);
   });
 
+  it('two concurrent openings on one transaction make one dispute; the other is 409', async () => {
+    const { id } = await paidTransaction(h, { deliver: true });
+    const results = await Promise.all([
+      openDispute(h, id, { reason: 'damaged' }),
+      openDispute(h, id, { reason: 'not_received' }),
+    ]);
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 409]);
+    const { rows } = await h.ctx.db.query('SELECT id FROM disputes WHERE transaction_id = $1', [id]);
+    assert.equal(rows.length, 1);
+    assert.equal((await eventsOf(h, id, 'dispute.opened')).length, 1);
+  });
+
   it('validates the body: 400 invalid_request naming the param', async () => {
     const { id } = await paidTransaction(h);
     const cases: [Json, string][] = [
