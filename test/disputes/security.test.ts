@@ -25,6 +25,10 @@ describe('disputes: environments, merchants, and the OpenAPI document', () => {
     });
   };
 
+  /** Uploads a PNG (claimed text/html) and returns its download path. */
+  const fileUrl = async (id: string, key: string) =>
+    String((json(await upload(id, key)).evidence as Json[] | undefined)?.[0]?.content);
+
   it('keeps live disputes from test keys and test disputes from live keys; the operator sees both', async () => {
     const m = await h.newMerchant({ verified: true });
     // A live transaction held in escrow: live rails are not reachable from tests, so its state is set
@@ -44,13 +48,9 @@ describe('disputes: environments, merchants, and the OpenAPI document', () => {
     );
     const live = await disputeOn(h, liveTxn, {}, m.live_key);
     assert.equal(live.livemode, true);
-    const liveFile = String(
-      ((json(await upload(String(live.id), m.live_key)).evidence as Json[])[0] ?? {}).content,
-    );
+    const liveFile = await fileUrl(String(live.id), m.live_key);
     const test = await disputeOn(h, (await paidTransaction(h, { key: m.test_key })).id, {}, m.test_key);
-    const testFile = String(
-      ((json(await upload(String(test.id), m.test_key)).evidence as Json[])[0] ?? {}).content,
-    );
+    const testFile = await fileUrl(String(test.id), m.test_key);
 
     const cases: [string, unknown, string][] = [
       [m.test_key, live.id, liveFile],
@@ -99,9 +99,7 @@ describe('disputes: environments, merchants, and the OpenAPI document', () => {
     const owner = await h.newMerchant();
     const other = await h.newMerchant();
     const d = await disputeOn(h, (await paidTransaction(h, { key: owner.test_key })).id, {}, owner.test_key);
-    const file = String(
-      ((json(await upload(String(d.id), owner.test_key)).evidence as Json[])[0] ?? {}).content,
-    );
+    const file = await fileUrl(String(d.id), owner.test_key);
     const id = String(d.id);
     for (const res of [
       await h.request({ method: 'GET', url: `/v1/disputes/${id}`, key: other.test_key }),
