@@ -30,12 +30,13 @@ import { signInPage, signOutPage } from './operator-sign-in-page.ts';
  */
 export const operatorRoutes: FastifyPluginAsyncTypebox<WebDeps> = async (app, deps) => {
   const { ctx } = deps;
-  const secure = secureCookies(ctx);
+  // Read per response: the public URL is part of the context, not fixed at registration.
+  const secure = () => secureCookies(ctx);
 
   /** The sign-in form, bound to a fresh nonce cookie (there is no session to bind it to yet). */
   function showSignIn(reply: FastifyReply, next: string, notice?: Notice, status = 200, keyRefused = false) {
     const nonce = newSignInNonce();
-    setSignInCookie(reply, nonce, secure);
+    setSignInCookie(reply, nonce, secure());
     return sendOperatorPage(
       reply,
       signInPage({ csrf: csrfToken(ctx.linkSecret, 'sign-in', nonce), next, notice, keyRefused }, status),
@@ -79,8 +80,8 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<WebDeps> = async (app, de
     }
     try {
       const operator = await signInOperator(ctx, form.key ?? '');
-      setSessionCookie(reply, ctx.linkSecret, newSession(operator.keyId, ctx.clock.now()), secure);
-      clearCookie(reply, SIGN_IN_COOKIE, secure);
+      setSessionCookie(reply, ctx.linkSecret, newSession(operator.keyId, ctx.clock.now()), secure());
+      clearCookie(reply, SIGN_IN_COOKIE, secure());
       request.log.info({ keyId: operator.keyId }, 'operator signed in to the console');
       return seeOther(reply, next);
     } catch (error) {
@@ -105,7 +106,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<WebDeps> = async (app, de
     );
 
     inside.post('/operator/sign-out', { schema: { hide: true } }, async (request, reply) => {
-      clearCookie(reply, SESSION_COOKIE, secure);
+      clearCookie(reply, SESSION_COOKIE, secure());
       request.log.info({ keyId: consoleOf(request).operator.keyId }, 'operator signed out of the console');
       return seeOther(reply, '/operator/sign-in?signed_out=1');
     });
