@@ -57,6 +57,28 @@ describe('the refunds API', () => {
       assert.equal(await count(confirmed), 0);
     });
 
+    it('a disputed transaction cannot be refunded: the dispute’s outcome decides', async () => {
+      const id = await c.paid({ deliver: true });
+      const opened = await c.post('/v1/disputes', {
+        service_transaction_id: id,
+        reason: 'not_as_described',
+        description: 'The lamp is blue, not red.',
+      });
+      assert.equal(opened.statusCode, 201, opened.body);
+      assert.equal((await c.transaction(id)).status, 'disputed');
+      const error = assertErrorEnvelope(
+        await c.refund({ service_transaction_id: id }),
+        409,
+        'conflict',
+        'conflict',
+      );
+      assert.match(
+        error.message,
+        /disputed: a dispute is open; its outcome decides what goes back to the buyer/,
+      );
+      assert.equal(await count(id), 0);
+    });
+
     it('a refunded transaction cannot be refunded again', async () => {
       const id = await c.paid();
       assert.equal((await c.refund({ service_transaction_id: id })).statusCode, 201);
