@@ -278,8 +278,9 @@ export async function listPayouts(
 
 /**
  * The first `perPayout + 1` lines of each payout (newest transaction first, like every list; the
- * extra one tells whether more exist), each read from the primary key's index, so a payout with
- * 100,000 lines costs no more than one with ten.
+ * extra one tells whether more exist). The lines are cut to the limit before their transactions
+ * are joined, so a payout with 100,000 lines reads 1,001 transactions, not 100,000 (even while
+ * the planner has no statistics for a payout just written).
  */
 export async function firstLinesOf(
   q: Queryable,
@@ -288,15 +289,15 @@ export async function firstLinesOf(
 ): Promise<PayoutLineDetail[]> {
   if (payoutIds.length === 0) return [];
   const { rows } = await q.query<PayoutLineDetail>(
-    `SELECT p.id AS payout_id, l.transaction_id, l.amount_minor, l.merchant_reference, l.merchant_order_id
+    `SELECT p.id AS payout_id, l.transaction_id, l.amount_minor, t.merchant_reference, t.merchant_order_id
        FROM unnest($1::text[]) AS p(id)
        CROSS JOIN LATERAL (
-         SELECT pl.transaction_id, pl.amount_minor, t.merchant_reference, t.merchant_order_id
-           FROM payout_lines pl JOIN transactions t ON t.id = pl.transaction_id
+         SELECT pl.transaction_id, pl.amount_minor FROM payout_lines pl
           WHERE pl.payout_id = p.id
           ORDER BY pl.transaction_id DESC
           LIMIT $2
        ) l
+       JOIN transactions t ON t.id = l.transaction_id
       ORDER BY p.id, l.transaction_id DESC`,
     [payoutIds, perPayout + 1],
   );
@@ -321,11 +322,13 @@ export async function listPayoutLines(
   }
   params.push(filter.limit + 1);
   const { rows } = await q.query<PayoutLineDetail>(
-    `SELECT pl.payout_id, pl.transaction_id, pl.amount_minor, t.merchant_reference, t.merchant_order_id
-       FROM payout_lines pl JOIN transactions t ON t.id = pl.transaction_id
-      WHERE pl.payout_id = $1 ${cursor}
-      ORDER BY pl.transaction_id ${backwards ? 'ASC' : 'DESC'}
-      LIMIT $${params.length}`,
+    `SELECT l.payout_id, l.transaction_id, l.amount_minor, t.merchant_reference, t.merchant_order_id
+       FROM (SELECT pl.payout_id, pl.transaction_id, pl.amount_minor FROM payout_lines pl
+              WHERE pl.payout_id = $1 ${cursor}
+              ORDER BY pl.transaction_id ${backwards ? 'ASC' : 'DESC'}
+              LIMIT $${params.length}) l
+       JOIN transactions t ON t.id = l.transaction_id
+      ORDER BY l.transaction_id ${backwards ? 'ASC' : 'DESC'}`,
     params,
   );
   const hasMore = rows.length > filter.limit;
