@@ -57,6 +57,19 @@ describe('the refunds API', () => {
       assert.equal(await count(confirmed), 0);
     });
 
+    it('an expired transaction cannot be refunded', async () => {
+      const m = await h.newMerchant();
+      const created = json(await c.post('/v1/transactions', { amount: 50, title: 'Pen' }, m.test_key));
+      await c.advance(86_400 + 1, m.test_key);
+      const id = String(created.service_transaction_id);
+      assert.equal((await c.transaction(id, m.test_key)).status, 'expired');
+      const res = await c.refund({ service_transaction_id: id }, m.test_key);
+      assert.match(
+        assertErrorEnvelope(res, 409, 'conflict', 'conflict').message,
+        /expired: it was never paid/,
+      );
+    });
+
     it('a disputed transaction cannot be refunded: the dispute’s outcome decides', async () => {
       const id = await c.paid({ deliver: true });
       const opened = await c.post('/v1/disputes', {
