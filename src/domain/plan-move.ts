@@ -77,6 +77,7 @@ const VERB: Record<Action, string> = {
   resolve_split: 'resolve the dispute of',
   payout_paid: 'complete the payout of',
   payout_reversed: 'reverse the payout of',
+  approve_returned: 'approve the returned refund of',
 };
 
 function conflict(action: Action, state: MoneyState, why = ''): ApiError {

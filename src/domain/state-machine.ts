@@ -26,6 +26,7 @@ export const ACTIONS = [
   'resolve_split',
   'payout_paid',
   'payout_reversed',
+  'approve_returned',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -138,6 +139,41 @@ export const TRANSITIONS: readonly Move[] = [
       to,
       settlement,
       money: 'refund_returned',
+    }),
+  ),
+  // A dispute's refund (a split's buyer part) the rail could not pay, after the transaction moved
+  // on: the money is held again and the case goes back to the operator to decide again.
+  ...(
+    [
+      ['confirmed', 'approved_for_release'],
+      ['released', 'released'],
+    ] as const
+  ).map(
+    ([from, fromSettlement]): Move => ({
+      action: 'refund_failed',
+      from,
+      fromSettlement,
+      to: 'under_review',
+      settlement: 'under_review',
+      money: 'refund_returned',
+    }),
+  ),
+  // Any other refund the rail could not pay after the transaction was confirmed: its money is
+  // held again with no deadline left to release it, so it is approved for the seller, like a
+  // failed refund that Stripe returns to the merchant's balance.
+  ...(
+    [
+      ['confirmed', 'approved_for_release'],
+      ['released', 'released'],
+    ] as const
+  ).map(
+    ([from, settlement]): Move => ({
+      action: 'approve_returned',
+      from,
+      fromSettlement: settlement,
+      to: from,
+      settlement,
+      money: 'approve_all',
     }),
   ),
   // Disputes (resolutions 5, 8): opening freezes the funds; the evidence deadline or the operator

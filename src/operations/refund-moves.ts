@@ -130,10 +130,15 @@ export async function settleRefundJob(
   }
   // A refund moved the transaction to refunded: it goes back to where that refund found it. That
   // refund may be another, later one (a full refund after this partial one): its restore_status.
-  const restoreStatus =
+  let restoreStatus =
     row.settlement_status === 'refund_pending'
       ? (pending.restore_status ?? (await restoreStatusOfMovingRefund(tx, row.id, pending.id)))
       : null;
+  // The transaction moved on (confirmed, or even paid out) while a refund of held money was on its
+  // way: nothing would ever release that money again. A dispute's refund (a split's buyer part)
+  // goes back to the operator; any other is approved for the seller below.
+  const movedOn = ['confirmed', 'released'].includes(row.status) && pending.from_hold_minor > 0n;
+  if (restoreStatus === null && movedOn && pending.origin === 'dispute') restoreStatus = 'under_review';
   const [restored] = await applyMoves(
     ctx,
     tx,
@@ -155,6 +160,9 @@ export async function settleRefundJob(
   );
   if (restored && restored.after.status !== row.status) {
     await scheduleJobs(tx, deadlineJobs(restored.after, now));
+  }
+  if (restored && restoreStatus === null && movedOn && heldMinor(restored.after) > 0n) {
+    await applyMoves(ctx, tx, [{ row: restored.after, action: 'approve_returned', now }], 'throw');
   }
   const refund = await finishRefund(tx, pending.id, 'failed', outcome.message, now);
   await insertEvents(tx, [objectEvent('refund.failed', refsOf(row), refundView(refund, row), now)]);

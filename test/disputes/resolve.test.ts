@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createOperatorKey } from '../../src/operations/manage-keys.ts';
 import { assertErrorEnvelope } from '../helpers/common-auth.ts';
 import { type Harness, json, startHarness } from '../helpers/harness.ts';
-import { assertLedgerSound, statusChanges } from '../helpers/ledger-invariants.ts';
+import { assertEventTrails, assertLedgerSound, statusChanges } from '../helpers/ledger-invariants.ts';
 import { advance, disputeOn, eventsOf, type Json, paidTransaction, transaction } from './helpers.ts';
 
 describe('POST /v1/disputes/{id}/resolve: outcomes end to end', () => {
@@ -261,6 +261,38 @@ describe('POST /v1/disputes/{id}/resolve: outcomes end to end', () => {
     // Now it is final.
     assertErrorEnvelope(await resolve(d.id, { decision: 'buyer' }), 409, 'conflict', 'conflict');
     await assertLedgerSound(h.ctx.db, h.merchant.merchant_id, 'decided again after a failed refund');
+  });
+
+  it('a split whose buyer part the rail refuses goes back under review with that part held, and may be decided again', async () => {
+    const created = json(
+      await h.request({ method: 'POST', url: '/v1/transactions', payload: { amount: 100, title: 'Desk' } }),
+    );
+    const id = String(created.service_transaction_id);
+    await h.request({
+      method: 'POST',
+      url: `/v1/test_helpers/transactions/${id}/pay`,
+      payload: { method: 'card', card_number: '4000000000005126' },
+    });
+    const d = await disputeOn(h, id);
+    assert.equal((await resolve(d.id, { decision: 'split', amount_to_seller: 30 })).statusCode, 200);
+    assert.equal((await transaction(h, id)).status, 'confirmed');
+    await advance(h, 1);
+    // The seller's 30 stay approved; the buyer's 70 are held again, for the operator to decide.
+    const t = await transaction(h, id);
+    assert.deepEqual(
+      [t.status, t.settlement_status, t.amount_released, t.amount_refunded],
+      ['under_review', 'under_review', 30, 0],
+    );
+    assert.equal((await refundsOf(id))[0]?.status, 'failed');
+    const again = await resolve(d.id, { decision: 'seller', note: 'The buyer cannot be refunded.' });
+    assert.equal(again.statusCode, 200, again.body);
+    const after = await transaction(h, id);
+    assert.deepEqual(
+      [after.status, after.settlement_status, after.amount_released],
+      ['confirmed', 'approved_for_release', 100],
+    );
+    await assertLedgerSound(h.ctx.db, h.merchant.merchant_id, 'split decided again after a failed refund');
+    await assertEventTrails(h.ctx.db, h.merchant.merchant_id, 'split decided again after a failed refund');
   });
 
   it('two concurrent decisions: one wins, the other is 409, the money moves once', async () => {

@@ -255,4 +255,23 @@ describe('POST /v1/refunds of held funds', () => {
     assert.equal((await c.transaction(id)).status, 'reserved');
     await assertLedgerSound(h.ctx.db, h.merchant.merchant_id, 'a failed cancel refund');
   });
+  it('a partial refund the rail refuses after the transaction was confirmed: its money is approved for the seller', async () => {
+    const id = await c.paid({ amount: 100, card: REFUND_FAILS_CARD, deliver: true });
+    assert.equal((await c.refund({ service_transaction_id: id, amount: 40 })).statusCode, 201);
+    // Confirmed before the rail answers: the 60 still held are approved, the 40 are on their way.
+    const confirmed = json(await c.post(`/v1/transactions/${id}/confirm`));
+    assert.deepEqual(
+      [confirmed.status, confirmed.amount_released, confirmed.amount_refunded],
+      ['confirmed', 60, 40],
+    );
+    await c.advance(1);
+    // No deadline is left to release the returned 40: they go to the seller with the rest.
+    const t = await c.transaction(id);
+    assert.deepEqual(
+      [t.status, t.settlement_status, t.amount_released, t.amount_refunded],
+      ['confirmed', 'approved_for_release', 100, 0],
+    );
+    assert.equal((await c.events('refund.failed', id)).length, 1);
+    await assertLedgerSound(h.ctx.db, h.merchant.merchant_id, 'returned refund approved');
+  });
 });
