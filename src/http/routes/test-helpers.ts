@@ -50,7 +50,8 @@ export const testHelperRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
         summary: "Advance the merchant's test clock",
         description:
           'Test keys only. Answers after every piece of work due by the new time has run: auto-releases, ' +
-          'payment-window expiries, time-based releases, payment timeouts, webhook attempts (retries) and alerts.',
+          'payment-window expiries, time-based releases, payment timeouts, payout runs and their results, ' +
+          'webhook attempts (retries) and alerts.',
         security: [{ bearerAuth: [] }],
         headers: IdempotencyHeaders,
         body: ClockAdvanceBody,
