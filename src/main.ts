@@ -10,6 +10,7 @@ import {
   setMerchantRateLimit,
   setMerchantVerification,
 } from './operations/manage-merchants.ts';
+import { setPayoutSettingsForMerchant } from './operations/payout-settings.ts';
 import { describeLedgerReport, verifyLedgerReport } from './operations/verify-ledger.ts';
 import { serve } from './server.ts';
 import { findMerchant } from './store/merchants.ts';
@@ -24,6 +25,8 @@ const USAGE = `Usage: safehold <command>
   merchant create --name N --email E [--default-currency KES] [--verified] [--json]
   merchant verify MERCHANT_ID             mark business verification complete (enables live keys)
   merchant rate-limit MERCHANT_ID N|default   requests per minute for the merchant's keys
+  merchant payout-method MERCHANT_ID --env test|live (--phone P | --bank-code B --account-number A)
+                         [--schedule instant|daily] [--json]   where and when the merchant is paid
   key create --merchant ID --env test|live [--scopes a,b] [--json]
   key rotate KEY_ID [--json]              new key; the old one stays valid for 24 hours
   key revoke KEY_ID                       revoke a key at once
@@ -44,6 +47,10 @@ const OPTIONS = {
   scopes: { type: 'string' },
   json: { type: 'boolean' },
   role: { type: 'string' },
+  phone: { type: 'string' },
+  'bank-code': { type: 'string' },
+  'account-number': { type: 'string' },
+  schedule: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -51,6 +58,11 @@ function parseRole(raw: string | undefined): Role {
   if (raw === undefined) return 'all';
   if (raw === 'all' || raw === 'api' || raw === 'worker') return raw;
   throw new UsageError('--role must be all, api or worker');
+}
+
+function parseSchedule(raw: string | undefined): 'instant' | 'daily' | undefined {
+  if (raw === undefined || raw === 'instant' || raw === 'daily') return raw;
+  throw new UsageError('--schedule must be instant or daily');
 }
 
 function required(value: string | undefined, flag: string): string {
@@ -164,6 +176,30 @@ async function run(argv: string[]): Promise<void> {
       return withContext(config, async (ctx) => {
         await setMerchantRateLimit(ctx, merchantId, raw === 'default' ? null : Number(raw));
         process.stdout.write(`merchant ${merchantId}: ${raw} requests per minute per key\n`);
+      });
+    }
+    case 'merchant payout-method': {
+      noMoreThan(positionals, 3);
+      const merchantId = required(arg, 'MERCHANT_ID');
+      const env = required(values.env, '--env');
+      if (env !== 'test' && env !== 'live') throw new UsageError('--env must be test or live');
+      if (
+        (values.phone === undefined) ===
+        (values['bank-code'] === undefined && values['account-number'] === undefined)
+      )
+        throw new UsageError('give --phone, or --bank-code and --account-number');
+      const schedule = parseSchedule(values.schedule);
+      const input = values.phone
+        ? { method: 'mobile_money' as const, phone: values.phone, schedule }
+        : {
+            method: 'bank_transfer' as const,
+            bank_code: values['bank-code'],
+            account_number: values['account-number'],
+            schedule,
+          };
+      return withContext(config, async (ctx) => {
+        const owner = { merchantId, livemode: env === 'live' };
+        print(values.json, { ...(await setPayoutSettingsForMerchant(ctx, owner, input)) });
       });
     }
     case 'key create': {

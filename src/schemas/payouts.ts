@@ -3,6 +3,11 @@ import { ListQueryBase, Nullable, Timestamp } from './common.ts';
 
 const IdempotencyKeyField = Type.Optional(Type.String({ minLength: 1, maxLength: 255 }));
 
+/** Formats of a payout destination, shared by the API schema and the CLI's checks. */
+export const PAYOUT_PHONE_PATTERN = '^\\+[0-9]{8,15}$';
+export const BANK_CODE_PATTERN = '^[A-Za-z0-9]{2,11}$';
+export const ACCOUNT_NUMBER_PATTERN = '^[A-Za-z0-9]{4,34}$';
+
 export const PAYOUT_STATUSES = ['pending', 'in_transit', 'paid', 'failed', 'reversed'] as const;
 export const PAYOUT_SCHEDULES = ['instant', 'daily'] as const;
 const Method = Type.Enum(['mobile_money', 'bank_transfer']);
@@ -16,20 +21,20 @@ export const PayoutSettingsBody = Type.Object(
     method: Method,
     phone: Type.Optional(
       Type.String({
-        pattern: '^\\+[0-9]{8,15}$',
+        pattern: PAYOUT_PHONE_PATTERN,
         description: 'mobile_money: the E.164 number paid by B2C (+ then 8 to 15 digits).',
       }),
     ),
     bank_code: Type.Optional(
       Type.String({
-        pattern: '^[A-Za-z0-9]{2,11}$',
+        pattern: BANK_CODE_PATTERN,
         description:
           "bank_transfer: the bank's code (a local bank code or a SWIFT/BIC), 2 to 11 letters or digits.",
       }),
     ),
     account_number: Type.Optional(
       Type.String({
-        pattern: '^[A-Za-z0-9]{4,34}$',
+        pattern: ACCOUNT_NUMBER_PATTERN,
         description: 'bank_transfer: the account number (or IBAN), 4 to 34 letters or digits.',
       }),
     ),
