@@ -59,23 +59,26 @@ describe('payout runs', () => {
     assert.equal(payout.livemode, false);
     assert.ok(payout.paid_at && payout.paid_at >= payout.created_at);
     assert.match(payout.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    // Newest transaction first, like every list.
-    assert.deepEqual(payout.lines, [
-      {
-        service_transaction_id: b.service_transaction_id,
-        merchant_reference: 'order-b',
-        merchant_order_id: 'SO-2',
-        amount: 250.5,
-        amount_minor: 25050,
-      },
-      {
-        service_transaction_id: a.service_transaction_id,
-        merchant_reference: 'order-a',
-        merchant_order_id: null,
-        amount: 1000,
-        amount_minor: 100000,
-      },
-    ]);
+    // Newest transaction first, like every list: by id (within one test-clock millisecond, ids
+    // made at the same time sort by their random part).
+    const lineA = {
+      service_transaction_id: a.service_transaction_id,
+      merchant_reference: 'order-a',
+      merchant_order_id: null,
+      amount: 1000,
+      amount_minor: 100000,
+    };
+    const lineB = {
+      service_transaction_id: b.service_transaction_id,
+      merchant_reference: 'order-b',
+      merchant_order_id: 'SO-2',
+      amount: 250.5,
+      amount_minor: 25050,
+    };
+    assert.deepEqual(
+      payout.lines,
+      b.service_transaction_id > a.service_transaction_id ? [lineB, lineA] : [lineA, lineB],
+    );
     assert.deepEqual(await get<Payout>(h, `/v1/payouts/${payout.id}`, key), payout);
 
     for (const t of [a, b]) {
