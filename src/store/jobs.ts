@@ -75,12 +75,14 @@ const CLAIMED_JOB = `SELECT j.id, j.kind, j.merchant_id, j.livemode, j.subject_i
  * every due job is within it. Without the bound a poll read every future job (about 45 ms per
  * poll with 100,000 pending; see bench/README.md); with it, only the due ones.
  */
-const CLAIM_DUE = `${CLAIMED_JOB}
-      WHERE j.run_at <= $1::timestamptz + CASE WHEN j.livemode THEN 0 ELSE m.test_clock_offset_ms END * interval '1 millisecond'
+const DUE = `j.run_at <= $1::timestamptz + CASE WHEN j.livemode THEN 0 ELSE m.test_clock_offset_ms END * interval '1 millisecond'
         AND j.run_at <= $1::timestamptz
               + (SELECT greatest(0, coalesce(max(test_clock_offset_ms), 0)) FROM merchants) * interval '1 millisecond'
         AND ($2::text IS NULL OR j.merchant_id = $2)
-        AND ($3::boolean IS NULL OR j.livemode = $3)
+        AND ($3::boolean IS NULL OR j.livemode = $3)`;
+
+const CLAIM_DUE = `${CLAIMED_JOB}
+      WHERE ${DUE}
         AND ($5::text[] IS NULL OR j.kind = ANY($5::text[]))
       ORDER BY j.run_at
       LIMIT $4
@@ -109,6 +111,22 @@ export async function claimDueJobs(q: Queryable, now: Date, filter: ClaimFilter)
       ? await q.query<ClaimedJob>(CLAIM_DUE, [now, ...rest])
       : await q.query<ClaimedJob>(CLAIM_SUBJECT, [filter.subjectId, ...rest]);
   return rows;
+}
+
+/**
+ * How many jobs are due by now for a merchant or environment, including those another worker
+ * holds at this moment (a count takes no lock): the test clock waits for those to finish.
+ */
+export async function countDueJobs(
+  q: Queryable,
+  now: Date,
+  filter: Pick<ClaimFilter, 'merchantId' | 'livemode'>,
+): Promise<number> {
+  const { rows } = await q.query<{ n: bigint }>(
+    `SELECT count(*) AS n FROM scheduled_jobs j JOIN merchants m ON m.id = j.merchant_id WHERE ${DUE}`,
+    [now, filter.merchantId ?? null, filter.livemode ?? null],
+  );
+  return Number(rows[0]?.n ?? 0n);
 }
 
 /** Claims one job by id, due or not, unless another worker holds it. */
