@@ -16,7 +16,7 @@ import {
 import { assertPublicUrl } from './callback-url-guard.ts';
 import type { ServiceContext } from './context.ts';
 import { transactionEvent } from './event-payloads.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { transactionView } from './transaction-view.ts';
@@ -45,14 +45,9 @@ export async function createTransaction(
     livemode: merchant.livemode,
     now,
   });
-  if (headerKey !== undefined && input.idempotency_key !== undefined && headerKey !== input.idempotency_key) {
-    throw new ApiError('invalid_request', 'The Idempotency-Key header and idempotency_key field differ.', {
-      param: 'idempotency_key',
-    });
-  }
+  const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   if (fresh.callbackUrl && merchant.livemode) await assertPublicUrl(fresh.callbackUrl, 'callback_url');
 
-  const key = headerKey ?? input.idempotency_key;
   const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
   const fingerprint = requestFingerprint(input);
 

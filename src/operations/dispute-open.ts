@@ -15,7 +15,7 @@ import type { ServiceContext } from './context.ts';
 import { checkEvidenceLimits, checkText, type EvidenceInput, prepareEvidence } from './dispute-evidence.ts';
 import { type DisputeView, loadDisputeView } from './dispute-view.ts';
 import { objectEvent, refsOf } from './event-payloads.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 
@@ -101,19 +101,6 @@ export async function openDisputeOn(
   if (!view) throw new Error(`dispute ${id} vanished`);
   await insertEvents(tx, [objectEvent('dispute.opened', refsOf(applied.after), view, now)]);
   return dispute;
-}
-
-/** One idempotency key, from the header or the body; both given must agree. */
-export function idempotencyKeyOf(
-  headerKey: string | undefined,
-  bodyKey: string | undefined,
-): string | undefined {
-  if (headerKey !== undefined && bodyKey !== undefined && headerKey !== bodyKey) {
-    throw new ApiError('invalid_request', 'The Idempotency-Key header and idempotency_key field differ.', {
-      param: 'idempotency_key',
-    });
-  }
-  return headerKey ?? bodyKey;
 }
 
 /**

@@ -17,10 +17,9 @@ import type { TransactionRow } from '../store/transactions.ts';
 import { applyMoves } from './apply-moves.ts';
 import type { ServiceContext } from './context.ts';
 import { checkText, disputeNow } from './dispute-evidence.ts';
-import { idempotencyKeyOf } from './dispute-open.ts';
 import { type DisputeView, loadDisputeView } from './dispute-view.ts';
 import { objectEvent, refsOf } from './event-payloads.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { startRefund } from './refund-moves.ts';
 
 export interface ResolveInput {

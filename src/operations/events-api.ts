@@ -19,10 +19,9 @@ import {
 import { enabledEndpointsOf } from '../store/webhook-endpoints.ts';
 import type { ServiceContext } from './context.ts';
 import { eventPayload } from './event-json.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
-import { idempotencyKeyOf } from './webhook-endpoints.ts';
 import { ensureWebhookSecret } from './webhook-secret.ts';
 
 /** The events API (resolutions 9): list, read with delivery attempts, redeliver. */

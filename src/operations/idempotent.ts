@@ -1,4 +1,4 @@
-import { ApiError } from '../domain/errors.ts';
+import { ApiError, invalid } from '../domain/errors.ts';
 import type { Queryable } from '../store/db.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, type IdempotencyScope } from '../store/idempotency.ts';
 
@@ -11,6 +11,17 @@ export interface MutationOutcome {
 export interface IdempotentOutcome extends MutationOutcome {
   /** True when this answer repeats an earlier request's (Idempotent-Replayed: true). */
   replayed: boolean;
+}
+
+/** One idempotency key, from the Idempotency-Key header or the idempotency_key field; both given must agree. */
+export function idempotencyKeyOf(
+  headerKey: string | undefined,
+  bodyKey: string | undefined,
+): string | undefined {
+  if (headerKey !== undefined && bodyKey !== undefined && headerKey !== bodyKey) {
+    throw invalid('idempotency_key', 'The Idempotency-Key header and idempotency_key field differ.');
+  }
+  return headerKey ?? bodyKey;
 }
 
 /**

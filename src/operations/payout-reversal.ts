@@ -3,7 +3,7 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import type { PayoutView } from '../schemas/payouts.ts';
 import { findPayout, lockPayout, lockPayoutTransactions } from '../store/payouts.ts';
 import type { ServiceContext } from './context.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import { payoutViewOf } from './payout-reads.ts';
 import { reversePayout } from './payout-settle.ts';
@@ -22,12 +22,7 @@ export async function reversePayoutForTest(
   headerKey: string | undefined,
 ): Promise<{ payout: PayoutView; replayed: boolean }> {
   requireTestMode(merchant);
-  if (headerKey !== undefined && input.idempotency_key !== undefined && headerKey !== input.idempotency_key) {
-    throw new ApiError('invalid_request', 'The Idempotency-Key header and idempotency_key field differ.', {
-      param: 'idempotency_key',
-    });
-  }
-  const key = headerKey ?? input.idempotency_key;
+  const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   const owner = { merchantId: merchant.merchantId, livemode: false };
   const now = merchantNow(ctx, merchant);
   const outcome = await ctx.db.transaction((tx) =>

@@ -1,5 +1,5 @@
 import { requestFingerprint } from '../domain/canonical-json.ts';
-import { ApiError, invalid, notFound } from '../domain/errors.ts';
+import { invalid, notFound } from '../domain/errors.ts';
 import {
   ACCOUNT_NUMBER_PATTERN,
   BANK_CODE_PATTERN,
@@ -16,7 +16,7 @@ import { findPayoutSettings, type PayoutSettingsRow, savePayoutSettings } from '
 import { latestPayoutStatus, unbatchedFundsWait } from '../store/payouts.ts';
 import type { Owner } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import { payoutSettingsView } from './payout-view.ts';
 import type { MerchantPrincipal } from './principal.ts';
@@ -77,12 +77,7 @@ export async function updatePayoutSettings(
   input: PayoutSettingsInput,
   headerKey: string | undefined,
 ): Promise<{ settings: PayoutSettingsView; replayed: boolean }> {
-  if (headerKey !== undefined && input.idempotency_key !== undefined && headerKey !== input.idempotency_key) {
-    throw new ApiError('invalid_request', 'The Idempotency-Key header and idempotency_key field differ.', {
-      param: 'idempotency_key',
-    });
-  }
-  const key = headerKey ?? input.idempotency_key;
+  const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   const owner = ownerOf(merchant);
   const now = merchantNow(ctx, merchant);
   const { idempotency_key: _key, ...body } = input;

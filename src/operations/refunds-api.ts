@@ -8,7 +8,7 @@ import { findOwnedRefund, listRefunds, refundsAfterReleaseDays } from '../store/
 import { lockTransactions } from '../store/transaction-state.ts';
 import type { TransactionRow } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { startRefund } from './refund-moves.ts';
@@ -77,10 +77,7 @@ export async function createRefund(
   input: CreateRefundInput,
   headerKey: string | undefined,
 ): Promise<{ refund: RefundView; replayed: boolean }> {
-  if (headerKey !== undefined && input.idempotency_key !== undefined && headerKey !== input.idempotency_key) {
-    throw invalid('idempotency_key', 'The Idempotency-Key header and idempotency_key field differ.');
-  }
-  const key = headerKey ?? input.idempotency_key;
+  const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   const owner = ownerOf(merchant);
   const now = merchantNow(ctx, merchant);
 

@@ -8,7 +8,7 @@ import { lockTransactions } from '../store/transaction-state.ts';
 import { findTransaction, type TransactionRow } from '../store/transactions.ts';
 import { applyMoves } from './apply-moves.ts';
 import type { ServiceContext } from './context.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { startRefund } from './refund-moves.ts';
@@ -48,12 +48,7 @@ export async function transitionTransaction(
   input: TransitionInput,
   headerKey: string | undefined,
 ): Promise<{ transaction: TransactionView; replayed: boolean }> {
-  if (headerKey !== undefined && input.idempotency_key !== undefined && headerKey !== input.idempotency_key) {
-    throw new ApiError('invalid_request', 'The Idempotency-Key header and idempotency_key field differ.', {
-      param: 'idempotency_key',
-    });
-  }
-  const key = headerKey ?? input.idempotency_key;
+  const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
   const now = merchantNow(ctx, merchant);
 

@@ -20,7 +20,7 @@ import {
   type WebhookEndpointRow,
 } from '../store/webhook-endpoints.ts';
 import type { ServiceContext } from './context.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { ensureWebhookSecret } from './webhook-secret.ts';
@@ -46,17 +46,6 @@ export function endpointView(row: WebhookEndpointRow): WebhookEndpointView {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
-}
-
-/** The Idempotency-Key header and the idempotency_key field, which must agree when both are given. */
-export function idempotencyKeyOf(
-  headerKey: string | undefined,
-  bodyKey: string | undefined,
-): string | undefined {
-  if (headerKey !== undefined && bodyKey !== undefined && headerKey !== bodyKey) {
-    throw invalid('idempotency_key', 'The Idempotency-Key header and idempotency_key field differ.');
-  }
-  return headerKey ?? bodyKey;
 }
 
 /** '*' stands alone: a list with '*' and named types is ambiguous. */

@@ -9,8 +9,9 @@ import {
 } from '../../operations/dispute-api.ts';
 import type { EvidenceInput } from '../../operations/dispute-evidence.ts';
 import { evidenceFileHeaders } from '../../operations/dispute-evidence.ts';
-import { createDispute, idempotencyKeyOf } from '../../operations/dispute-open.ts';
+import { createDispute } from '../../operations/dispute-open.ts';
 import { resolveDispute } from '../../operations/dispute-resolve.ts';
+import { idempotencyKeyOf } from '../../operations/idempotent.ts';
 import {
   ErrorEnvelope,
   IdempotencyHeaders,
