@@ -1,22 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { SCOPES } from '../../src/domain/api-keys.ts';
-import { createKey, createOperatorKey } from '../../src/operations/manage-keys.ts';
+import { createKey } from '../../src/operations/manage-keys.ts';
 import { assertErrorEnvelope, commonAuthTests } from '../helpers/common-auth.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json } from '../helpers/harness.ts';
 import { statusChanges } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import { disputeOn, eventsOf, type Json, openDispute, paidTransaction, transaction } from './helpers.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 describe('POST /v1/disputes, GET /v1/disputes(/{id})', () => {
-  let h: Harness;
-  let operatorKey: string;
-  before(async () => {
-    h = await startHarness();
-    operatorKey = (await createOperatorKey(h.ctx)).key;
-  });
-  after(() => h.close());
+  const h = suiteHarness({ operatorKey: true });
 
   it('opens a dispute on a delivered transaction: 201, disputed / under_review, dispute.opened after the status change', async () => {
     const { id } = await paidTransaction(h, {
@@ -282,7 +277,7 @@ describe('POST /v1/disputes, GET /v1/disputes(/{id})', () => {
     const resolved = await h.request({
       method: 'POST',
       url: `/v1/disputes/${ids[1]}/resolve`,
-      key: operatorKey,
+      key: h.operatorKey,
       payload: { decision: 'seller' },
     });
     assert.equal(resolved.statusCode, 200, resolved.body);
@@ -313,15 +308,19 @@ describe('POST /v1/disputes, GET /v1/disputes(/{id})', () => {
     const da = await disputeOn(h, (await paidTransaction(h, { key: a.test_key })).id, {}, a.test_key);
     const db = await disputeOn(h, (await paidTransaction(h, { key: b.test_key })).id, {}, b.test_key);
     for (const d of [da, db]) {
-      const res = await h.request({ method: 'GET', url: `/v1/disputes/${d.id}`, key: operatorKey });
+      const res = await h.request({ method: 'GET', url: `/v1/disputes/${d.id}`, key: h.operatorKey });
       assert.equal(res.statusCode, 200);
       assert.equal(json(res).id, d.id);
     }
-    const all = json(await h.request({ method: 'GET', url: '/v1/disputes?limit=100', key: operatorKey }));
+    const all = json(await h.request({ method: 'GET', url: '/v1/disputes?limit=100', key: h.operatorKey }));
     const allIds = (all.data as Json[]).map((d) => d.id);
     assert.ok(allIds.includes(da.id) && allIds.includes(db.id));
     const onlyA = json(
-      await h.request({ method: 'GET', url: `/v1/disputes?merchant_id=${a.merchant_id}`, key: operatorKey }),
+      await h.request({
+        method: 'GET',
+        url: `/v1/disputes?merchant_id=${a.merchant_id}`,
+        key: h.operatorKey,
+      }),
     );
     assert.deepEqual(
       (onlyA.data as Json[]).map((d) => d.id),
@@ -331,7 +330,7 @@ describe('POST /v1/disputes, GET /v1/disputes(/{id})', () => {
       await h.request({
         method: 'GET',
         url: `/v1/disputes?merchant_id=${a.merchant_id}&livemode=true`,
-        key: operatorKey,
+        key: h.operatorKey,
       }),
     );
     assert.deepEqual(live.data, []);
@@ -364,7 +363,7 @@ describe('POST /v1/disputes, GET /v1/disputes(/{id})', () => {
         'permission_denied',
       );
       assert.equal((await h.request({ method: 'GET', url, key: readOnly.key })).statusCode, 200);
-      assert.equal((await h.request({ method: 'GET', url, key: operatorKey })).statusCode, 200);
+      assert.equal((await h.request({ method: 'GET', url, key: h.operatorKey })).statusCode, 200);
     }
   });
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createOperatorKey } from '../../src/operations/manage-keys.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { describe, it } from 'node:test';
+import { json } from '../helpers/harness.ts';
 import { assertLedgerSound } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import {
   advance,
   disputeOn,
@@ -16,13 +16,7 @@ import {
 } from './helpers.ts';
 
 describe('the buyer page: disputes', () => {
-  let h: Harness;
-  let operatorKey: string;
-  before(async () => {
-    h = await startHarness();
-    operatorKey = (await createOperatorKey(h.ctx)).key;
-  });
-  after(() => h.close());
+  const h = suiteHarness({ operatorKey: true });
 
   const tokenOf = (buyerLink: string) => new URL(buyerLink).pathname.split('/').pop() ?? '';
   const page = (token: string) => h.request({ method: 'GET', url: `/buyer/${token}`, key: null });
@@ -192,7 +186,7 @@ describe('the buyer page: disputes', () => {
     const res = await h.request({
       method: 'POST',
       url: `/v1/disputes/${String(d?.id)}/resolve`,
-      key: operatorKey,
+      key: h.operatorKey,
       payload: { decision: 'split', amount_to_buyer: 150, note: 'Partly delivered.' },
     });
     assert.equal(res.statusCode, 200, res.body);

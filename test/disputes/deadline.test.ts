@@ -1,20 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createOperatorKey } from '../../src/operations/manage-keys.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { describe, it } from 'node:test';
+import { json } from '../helpers/harness.ts';
 import { assertLedgerSound, statusChanges } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import { advance, disputeOn, eventsOf, type Json, paidTransaction, transaction } from './helpers.ts';
 
 const DAY = 24 * 3600;
 
 describe('dispute deadlines and the frozen auto-release', () => {
-  let h: Harness;
-  let operatorKey: string;
-  before(async () => {
-    h = await startHarness();
-    operatorKey = (await createOperatorKey(h.ctx)).key;
-  });
-  after(() => h.close());
+  const h = suiteHarness({ operatorKey: true });
 
   const dispute = async (id: unknown, key: string) =>
     json(await h.request({ method: 'GET', url: `/v1/disputes/${String(id)}`, key }));
@@ -57,7 +51,7 @@ describe('dispute deadlines and the frozen auto-release', () => {
     const resolved = await h.request({
       method: 'POST',
       url: `/v1/disputes/${String(d.id)}/resolve`,
-      key: operatorKey,
+      key: h.operatorKey,
       payload: { decision: 'seller' },
     });
     assert.equal(resolved.statusCode, 200, resolved.body);
@@ -115,7 +109,7 @@ describe('dispute deadlines and the frozen auto-release', () => {
     const res = await h.request({
       method: 'POST',
       url: `/v1/disputes/${String(d.id)}/resolve`,
-      key: operatorKey,
+      key: h.operatorKey,
       payload: { decision: 'buyer' },
     });
     assert.equal(res.statusCode, 200, res.body);

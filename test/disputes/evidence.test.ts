@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { SCOPES } from '../../src/domain/api-keys.ts';
-import { createKey, createOperatorKey } from '../../src/operations/manage-keys.ts';
+import { createKey } from '../../src/operations/manage-keys.ts';
 import { assertErrorEnvelope } from '../helpers/common-auth.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json } from '../helpers/harness.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import {
   advance,
   disputeOn,
@@ -22,13 +23,7 @@ import {
 const MIB = 1024 * 1024;
 
 describe('dispute evidence: POST /v1/disputes/{id}/evidence and its files', () => {
-  let h: Harness;
-  let operatorKey: string;
-  before(async () => {
-    h = await startHarness();
-    operatorKey = (await createOperatorKey(h.ctx)).key;
-  });
-  after(() => h.close());
+  const h = suiteHarness({ operatorKey: true });
 
   const tick = () => h.clock.advance(0.001);
   const newDispute = async (key = h.merchant.test_key) => {
@@ -304,14 +299,14 @@ describe('dispute evidence: POST /v1/disputes/{id}/evidence and its files', () =
     const lateFile = await upload(d.id, { filename: 'a.png', contentType: 'image/png', data: PNG });
     assertErrorEnvelope(lateFile, 409, 'conflict', 'conflict');
 
-    const note = await addJson(d.id, { kind: 'text', content: 'Called both parties.' }, operatorKey);
+    const note = await addJson(d.id, { kind: 'text', content: 'Called both parties.' }, h.operatorKey);
     assert.equal(note.statusCode, 200, note.body);
     assert.equal(lastEvidence(note).submitted_by, 'operator');
     const opFile = await upload(
       d.id,
       { filename: 'call.pdf', contentType: 'application/pdf', data: PDF },
       {},
-      operatorKey,
+      h.operatorKey,
     );
     assert.equal(opFile.statusCode, 200, opFile.body);
     assert.equal(lastEvidence(opFile).submitted_by, 'operator');
@@ -319,11 +314,11 @@ describe('dispute evidence: POST /v1/disputes/{id}/evidence and its files', () =
     const resolved = await h.request({
       method: 'POST',
       url: `/v1/disputes/${d.id}/resolve`,
-      key: operatorKey,
+      key: h.operatorKey,
       payload: { decision: 'seller' },
     });
     assert.equal(resolved.statusCode, 200, resolved.body);
-    const afterResolve = await addJson(d.id, { kind: 'text', content: 'more' }, operatorKey);
+    const afterResolve = await addJson(d.id, { kind: 'text', content: 'more' }, h.operatorKey);
     assert.match(assertErrorEnvelope(afterResolve, 409, 'conflict', 'conflict').message, /resolved/);
   });
 
@@ -358,7 +353,7 @@ describe('dispute evidence: POST /v1/disputes/{id}/evidence and its files', () =
         'not_found',
       );
     }
-    const asOperator = await h.request({ method: 'GET', url: fileUrl, key: operatorKey });
+    const asOperator = await h.request({ method: 'GET', url: fileUrl, key: h.operatorKey });
     assert.equal(asOperator.statusCode, 200);
     assert.deepEqual(asOperator.rawPayload, PNG);
     // An evidence id of another dispute, or a text evidence, has no file here.

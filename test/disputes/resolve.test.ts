@@ -1,24 +1,18 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createOperatorKey } from '../../src/operations/manage-keys.ts';
+import { describe, it } from 'node:test';
 import { assertErrorEnvelope } from '../helpers/common-auth.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json } from '../helpers/harness.ts';
 import { assertEventTrails, assertLedgerSound, statusChanges } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import { advance, disputeOn, eventsOf, type Json, paidTransaction, transaction } from './helpers.ts';
 
 describe('POST /v1/disputes/{id}/resolve: outcomes end to end', () => {
-  let h: Harness;
-  let operatorKey: string;
-  before(async () => {
-    h = await startHarness();
-    operatorKey = (await createOperatorKey(h.ctx)).key;
-  });
-  after(() => h.close());
+  const h = suiteHarness({ operatorKey: true });
 
   const resolve = (
     id: unknown,
     payload: Json,
-    key: string | null = operatorKey,
+    key: string | null = h.operatorKey,
     headers?: Record<string, string>,
   ) => h.request({ method: 'POST', url: `/v1/disputes/${String(id)}/resolve`, key, payload, headers });
   const refundsOf = async (txn: string) =>
@@ -208,13 +202,13 @@ describe('POST /v1/disputes/{id}/resolve: outcomes end to end', () => {
     const { id } = await paidTransaction(h, { amount: 60 });
     const d = await disputeOn(h, id);
     const headers = { 'idempotency-key': 'decide-1' };
-    const first = await resolve(d.id, { decision: 'split', amount_to_seller: 20 }, operatorKey, headers);
+    const first = await resolve(d.id, { decision: 'split', amount_to_seller: 20 }, h.operatorKey, headers);
     assert.equal(first.statusCode, 200, first.body);
-    const again = await resolve(d.id, { decision: 'split', amount_to_seller: 20 }, operatorKey, headers);
+    const again = await resolve(d.id, { decision: 'split', amount_to_seller: 20 }, h.operatorKey, headers);
     assert.equal(again.statusCode, 200);
     assert.equal(again.headers['idempotent-replayed'], 'true');
     assert.deepEqual(json(again).outcome, json(first).outcome);
-    const different = await resolve(d.id, { decision: 'buyer' }, operatorKey, headers);
+    const different = await resolve(d.id, { decision: 'buyer' }, h.operatorKey, headers);
     assertErrorEnvelope(different, 409, 'conflict', 'conflict');
     const decided = await resolve(d.id, { decision: 'buyer' });
     assert.match(assertErrorEnvelope(decided, 409, 'conflict', 'conflict').message, /already resolved/);

@@ -1,18 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createOperatorKey } from '../../src/operations/manage-keys.ts';
+import { describe, it } from 'node:test';
 import { assertErrorEnvelope } from '../helpers/common-auth.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json } from '../helpers/harness.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import { disputeOn, type Json, multipart, PNG, paidTransaction } from './helpers.ts';
 
 describe('disputes: environments, merchants, and the OpenAPI document', () => {
-  let h: Harness;
-  let operatorKey: string;
-  before(async () => {
-    h = await startHarness();
-    operatorKey = (await createOperatorKey(h.ctx)).key;
-  });
-  after(() => h.close());
+  const h = suiteHarness({ operatorKey: true });
 
   const upload = (id: string, key: string) => {
     const body = multipart({}, [{ filename: 'p.png', contentType: 'text/html', data: PNG }]);
@@ -84,13 +78,13 @@ describe('disputes: environments, merchants, and the OpenAPI document', () => {
           await h.request({
             method: 'GET',
             url: `/v1/disputes?merchant_id=${m.merchant_id}&livemode=${livemode}`,
-            key: operatorKey,
+            key: h.operatorKey,
           }),
         ).data as Json[]
       ).map((d) => d.id);
     assert.deepEqual(await byEnv(true), [live.id]);
     assert.deepEqual(await byEnv(false), [test.id]);
-    const file = await h.request({ method: 'GET', url: liveFile, key: operatorKey });
+    const file = await h.request({ method: 'GET', url: liveFile, key: h.operatorKey });
     assert.equal(file.statusCode, 200);
     assert.equal(file.headers['content-type'], 'image/png', 'the sniffed type, not the claimed text/html');
   });

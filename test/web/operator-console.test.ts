@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { authenticate } from '../../src/operations/authenticate.ts';
 import { addEvidence } from '../../src/operations/dispute-evidence.ts';
@@ -9,8 +9,9 @@ import { createOperatorKey, revokeKey } from '../../src/operations/manage-keys.t
 import type { CreatedMerchant } from '../../src/operations/manage-merchants.ts';
 import type { MerchantPrincipal } from '../../src/operations/principal.ts';
 import { advanceTestClock } from '../../src/store/merchant-clock.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json, startHarness } from '../helpers/harness.ts';
 import { assertLedgerSound } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 
 /** A 1×1 PNG. */
 const PNG = Buffer.from(
@@ -46,14 +47,7 @@ function csrfIn(body: string): string {
 }
 
 describe('the operator console', () => {
-  let h: Harness;
-  let operatorKey: string;
-
-  before(async () => {
-    h = await startHarness();
-    operatorKey = (await createOperatorKey(h.ctx)).key;
-  });
-  after(() => h.close());
+  const h = suiteHarness({ operatorKey: true });
 
   const get = (jar: Browser, url: string) =>
     h.request({ method: 'GET', url, key: null, headers: { cookie: cookieHeader(jar) } });
@@ -77,7 +71,7 @@ describe('the operator console', () => {
     return { res, jar };
   }
 
-  async function signIn(key = operatorKey): Promise<Browser> {
+  async function signIn(key = h.operatorKey): Promise<Browser> {
     const { res, jar } = await trySignIn(key);
     assert.equal(res.statusCode, 303, res.body);
     return jar;
@@ -154,14 +148,14 @@ describe('the operator console', () => {
     });
 
     it('signs in with the operator key: a signed HttpOnly, SameSite=Strict session cookie for /operator', async () => {
-      const { res, jar } = await trySignIn(operatorKey);
+      const { res, jar } = await trySignIn(h.operatorKey);
       assert.equal(res.statusCode, 303);
       assert.equal(res.headers.location, '/operator/disputes');
       const cookies = [res.headers['set-cookie']].flat().map(String);
       const session = cookies.find((c) => c.startsWith('safehold_operator='));
       assert.ok(session, 'a session cookie');
       assert.match(session, /; Path=\/operator; Max-Age=28800; HttpOnly; SameSite=Strict$/);
-      assert.ok(!session.includes(operatorKey), 'the key itself is not in the cookie');
+      assert.ok(!session.includes(h.operatorKey), 'the key itself is not in the cookie');
       assert.ok(!jar.cookies.has('safehold_operator_sign_in'), 'the sign-in cookie is cleared');
       const queue = await get(jar, '/operator/disputes');
       assert.equal(queue.statusCode, 200);
@@ -177,7 +171,7 @@ describe('the operator console', () => {
       keep(jar, form);
       assert.match(form.body, /name="next" value="\/operator\/merchants"/);
       const res = await post(jar, '/operator/sign-in', {
-        key: operatorKey,
+        key: h.operatorKey,
         csrf_token: csrfIn(form.body),
         next: '/operator/merchants',
       });
@@ -187,7 +181,7 @@ describe('the operator console', () => {
       const form2 = await get(jar2, '/operator/sign-in');
       keep(jar2, form2);
       const evil = await post(jar2, '/operator/sign-in', {
-        key: operatorKey,
+        key: h.operatorKey,
         csrf_token: csrfIn(form2.body),
         next: '//evil.example/operator',
       });
@@ -226,11 +220,11 @@ describe('the operator console', () => {
       const form = await get(jar, '/operator/sign-in');
       const token = csrfIn(form.body);
       // The token without the cookie it is bound to, and the cookie without a token.
-      const noCookie = await post(jar, '/operator/sign-in', { key: operatorKey, csrf_token: token });
+      const noCookie = await post(jar, '/operator/sign-in', { key: h.operatorKey, csrf_token: token });
       assert.equal(noCookie.statusCode, 403);
       assert.match(noCookie.body, /The sign-in form expired/);
       keep(jar, form);
-      const noToken = await post(jar, '/operator/sign-in', { key: operatorKey });
+      const noToken = await post(jar, '/operator/sign-in', { key: h.operatorKey });
       assert.equal(noToken.statusCode, 403);
       for (const res of [noCookie, noToken]) {
         assert.ok(
