@@ -1,16 +1,19 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { accountBalances } from '../../src/store/ledger.ts';
 import { runDueJobs } from '../../src/worker/run-due-jobs.ts';
 import { assertErrorEnvelope } from '../helpers/common-auth.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { type Harness, json } from '../helpers/harness.ts';
 import { assertLedgerSound, journalKinds } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import {
   advance,
   approvedTransaction,
   eventsOf,
   get,
+  INSTANT,
   listPayouts,
+  merchantPayingOut,
   move,
   type Payout,
   post,
@@ -27,16 +30,10 @@ async function payoutRunAt(h: Harness, merchantId: string, livemode: boolean): P
 }
 
 describe('failed payouts, reversals and live mode', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('a payout to a destination ending 0001 fails, its funds return, and a corrected method pays them at once', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    await post(h, '/v1/payout_settings', { method: 'mobile_money', phone: '+254700000001' }, key);
+    const { m, key } = await merchantPayingOut(h, { method: 'mobile_money', phone: '+254700000001' });
     const t = await approvedTransaction(h, { amount: 500 }, key);
     const id = t.service_transaction_id;
     await advance(h, await secondsToMidnight(h, key), key);
@@ -102,14 +99,7 @@ describe('failed payouts, reversals and live mode', () => {
   });
 
   it('on the instant schedule a failed payout is tried again no sooner than an hour later', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'mobile_money', phone: '+254700000002', schedule: 'instant' },
-      key,
-    );
+    const { m, key } = await merchantPayingOut(h, { ...INSTANT, phone: '+254700000002' });
     await approvedTransaction(h, { amount: 42 }, key);
     await advance(h, 1, key);
     const first = (await listPayouts(h, '', key)).data;
@@ -133,15 +123,12 @@ describe('failed payouts, reversals and live mode', () => {
   });
 
   it('pays by bank transfer, showing only the last four digits of the account', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    const saved = await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'bank_transfer', bank_code: '01', account_number: '0123456789', schedule: 'instant' },
-      key,
-    );
-    assert.equal(saved.statusCode, 200, saved.body);
+    const { key } = await merchantPayingOut(h, {
+      method: 'bank_transfer',
+      bank_code: '01',
+      account_number: '0123456789',
+      schedule: 'instant',
+    });
     await approvedTransaction(h, { amount: 10 }, key);
     await advance(h, 1, key);
     const [payout] = (await listPayouts(h, '', key)).data;
@@ -153,14 +140,12 @@ describe('failed payouts, reversals and live mode', () => {
   });
 
   it('a bank account ending 0001 fails like a phone number does', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'bank_transfer', bank_code: 'KCBLKENX', account_number: '1100000001', schedule: 'instant' },
-      key,
-    );
+    const { m, key } = await merchantPayingOut(h, {
+      method: 'bank_transfer',
+      bank_code: 'KCBLKENX',
+      account_number: '1100000001',
+      schedule: 'instant',
+    });
     await approvedTransaction(h, { amount: 10 }, key);
     await advance(h, 1, key);
     const [payout] = (await listPayouts(h, '', key)).data;
@@ -170,14 +155,7 @@ describe('failed payouts, reversals and live mode', () => {
   });
 
   it('reverses a paid payout: reversed, money owed to the merchant, transactions released/reversed, payout.failed', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'mobile_money', phone: '+254711223344', schedule: 'instant' },
-      key,
-    );
+    const { m, key } = await merchantPayingOut(h);
     const a = await approvedTransaction(h, { amount: 100 }, key);
     const b = await approvedTransaction(h, { amount: 50 }, key);
     await advance(h, 1, key);
@@ -224,14 +202,7 @@ describe('failed payouts, reversals and live mode', () => {
   });
 
   it('refuses to reverse a payout that is not paid (409), one it cannot see (404), and with a live key (403)', async () => {
-    const m = await h.newMerchant({ verified: true });
-    const key = m.test_key;
-    await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'mobile_money', phone: '+254700000001', schedule: 'instant' },
-      key,
-    );
+    const { m, key } = await merchantPayingOut(h, { ...INSTANT, phone: '+254700000001' }, { verified: true });
     await approvedTransaction(h, { amount: 20 }, key);
     await advance(h, 1, key);
     const [failed] = (await listPayouts(h, '', key)).data;
@@ -252,14 +223,7 @@ describe('failed payouts, reversals and live mode', () => {
   });
 
   it('replays a reversal under the same idempotency key', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'mobile_money', phone: '+254711223344', schedule: 'instant' },
-      key,
-    );
+    const { m, key } = await merchantPayingOut(h);
     await approvedTransaction(h, { amount: 20 }, key);
     await advance(h, 1, key);
     const [paid] = (await listPayouts(h, '', key)).data;

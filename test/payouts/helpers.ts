@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Action } from '../../src/domain/state-machine.ts';
 import { applyMoves } from '../../src/operations/apply-moves.ts';
+import type { CreatedMerchant } from '../../src/operations/manage-merchants.ts';
 import { lockTransactions } from '../../src/store/transaction-state.ts';
 import { type Harness, json } from '../helpers/harness.ts';
 
@@ -54,6 +55,21 @@ export async function get<T = Record<string, unknown>>(h: Harness, url: string, 
   const res = await h.request({ method: 'GET', url, key });
   assert.equal(res.statusCode, 200, `GET ${url}: ${res.body}`);
   return json<T>(res);
+}
+
+/** Test payout settings: mobile money to a number the simulated rail pays, as soon as funds are approved. */
+export const INSTANT = { method: 'mobile_money', phone: '+254711223344', schedule: 'instant' };
+
+/** A new merchant with its test payout settings saved (INSTANT unless others are given). */
+export async function merchantPayingOut(
+  h: Harness,
+  settings: Record<string, unknown> = INSTANT,
+  options: { verified?: boolean } = {},
+): Promise<{ m: CreatedMerchant; key: string }> {
+  const m = await h.newMerchant(options);
+  const saved = await post(h, '/v1/payout_settings', settings, m.test_key);
+  assert.equal(saved.statusCode, 200, saved.body);
+  return { m, key: m.test_key };
 }
 
 /** A test transaction created and paid (reserved), through the API. */

@@ -1,9 +1,18 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { runDueJobs } from '../../src/worker/run-due-jobs.ts';
-import { DB_KIND, type Harness, json, startHarness } from '../helpers/harness.ts';
+import { DB_KIND, json } from '../helpers/harness.ts';
 import { assertEventTrails, assertLedgerSound } from '../helpers/ledger-invariants.ts';
-import { advance, listPayouts, type Payout, paidTransaction, post, transaction } from './helpers.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
+import {
+  advance,
+  listPayouts,
+  merchantPayingOut,
+  type Payout,
+  paidTransaction,
+  post,
+  transaction,
+} from './helpers.ts';
 
 /**
  * Releases schedule payout runs while payout runs (and settlements) are running. A run takes its
@@ -16,22 +25,10 @@ const WAVES = 3;
 const WORKERS = 3;
 
 describe(`releases racing payout runs finish, with sound books (${DB_KIND})`, () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('every release succeeds, every approved amount is paid out once, and no job hits a deadlock', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    const saved = await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'mobile_money', phone: '+254711223344', schedule: 'instant' },
-      key,
-    );
-    assert.equal(saved.statusCode, 200, saved.body);
+    const { m, key } = await merchantPayingOut(h);
     const ids: string[] = [];
     const amountOf = new Map<string, number>();
     let total = 0;

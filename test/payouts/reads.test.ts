@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { assertErrorEnvelope, commonAuthTests } from '../helpers/common-auth.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { type Harness, json } from '../helpers/harness.ts';
 import { assertLedgerSound } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import {
   advance,
   approvedTransaction,
   get,
+  INSTANT,
   type Line,
   type List,
   listPayouts,
@@ -15,14 +17,8 @@ import {
   secondsToMidnight,
 } from './helpers.ts';
 
-const INSTANT = { method: 'mobile_money', phone: '+254711223344', schedule: 'instant' };
-
 describe('reading payouts', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   describe('list filters and pages', () => {
     let key: string;

@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { accountBalances } from '../../src/store/ledger.ts';
 import { runDueJobs } from '../../src/worker/run-due-jobs.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json } from '../helpers/harness.ts';
 import { assertLedgerSound, journalKinds, statusChanges } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import {
   advance,
   approvedTransaction,
   eventsOf,
   get,
   listPayouts,
+  merchantPayingOut,
   type Payout,
   paidTransaction,
   post,
@@ -18,11 +20,7 @@ import {
 } from './helpers.ts';
 
 describe('payout runs', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('daily: approved funds wait for midnight UTC, then one payout pays them and releases the transactions', async () => {
     const m = await h.newMerchant();
@@ -119,15 +117,7 @@ describe('payout runs', () => {
   });
 
   it('instant: approved funds are paid out as soon as they are approved', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    const saved = await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'mobile_money', phone: '+254711223344', schedule: 'instant' },
-      key,
-    );
-    assert.equal(saved.statusCode, 200, saved.body);
+    const { m, key } = await merchantPayingOut(h);
     const t = await approvedTransaction(h, { amount: 75 }, key);
     const advanced = await advance(h, 1, key);
     assert.ok(advanced.jobs_run >= 2, 'the run and the settlement ran');
@@ -141,14 +131,7 @@ describe('payout runs', () => {
   });
 
   it('shows the payout in transit between the rail taking it and its result', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'mobile_money', phone: '+254711223344', schedule: 'instant' },
-      key,
-    );
+    const { m, key } = await merchantPayingOut(h);
     const t = await approvedTransaction(h, { amount: 30 }, key);
     const filter = { merchantId: m.merchant_id, livemode: false };
     assert.equal(await runDueJobs(h.ctx, { ...filter, kinds: ['payout_run'] }), 1);
@@ -166,14 +149,7 @@ describe('payout runs', () => {
   });
 
   it('pays out a partial release while the rest stays held, and the rest when it is released', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'mobile_money', phone: '+254711223344', schedule: 'instant' },
-      key,
-    );
+    const { m, key } = await merchantPayingOut(h);
     const t = await paidTransaction(h, { amount: 1000 }, key);
     const id = t.service_transaction_id;
     assert.equal(json(await post(h, `/v1/transactions/${id}/deliver`, {}, key)).status, 'delivered');
@@ -213,14 +189,7 @@ describe('payout runs', () => {
   });
 
   it('makes one payout per currency', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'mobile_money', phone: '+254711223344', schedule: 'instant' },
-      key,
-    );
+    const { m, key } = await merchantPayingOut(h);
     await approvedTransaction(h, { amount: 100.25, currency: 'KES' }, key);
     await approvedTransaction(h, { amount: 5000, currency: 'UGX' }, key);
     await approvedTransaction(h, { amount: 2.5, currency: 'KES' }, key);
@@ -241,14 +210,7 @@ describe('payout runs', () => {
   });
 
   it('takes only approved funds: a paid transaction not yet released is not paid out', async () => {
-    const m = await h.newMerchant();
-    const key = m.test_key;
-    await post(
-      h,
-      '/v1/payout_settings',
-      { method: 'mobile_money', phone: '+254711223344', schedule: 'instant' },
-      key,
-    );
+    const { m, key } = await merchantPayingOut(h);
     const held = await paidTransaction(h, { amount: 300 }, key);
     const approved = await approvedTransaction(h, { amount: 200 }, key);
     await advance(h, 1, key);

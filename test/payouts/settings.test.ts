@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { SCOPES } from '../../src/domain/api-keys.ts';
 import { assertErrorEnvelope, commonAuthTests } from '../helpers/common-auth.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json } from '../helpers/harness.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import { get, post, secondsToMidnight } from './helpers.ts';
 
 describe('payout settings', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('keys made without a scope list can manage payouts (payouts:read and payouts:write)', () => {
     assert.ok(SCOPES.includes('payouts:read'));
