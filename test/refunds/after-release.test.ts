@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { CreatedMerchant } from '../../src/operations/manage-merchants.ts';
 import { assertErrorEnvelope } from '../helpers/common-auth.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json } from '../helpers/harness.ts';
 import { assertLedgerSound, journalKinds } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import { type Body, client, REFUND_FAILS_CARD } from './support.ts';
 
 const DAY = 86_400;
@@ -14,11 +15,7 @@ const DAY = 86_400;
  * once (payout schedule instant), so clock moves of one test do not touch another's window.
  */
 describe('POST /v1/refunds after release', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
   const c = client(() => h);
 
   /** A merchant whose approved funds are paid out at once (on the next clock advance). */

@@ -1,20 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { CreatedMerchant } from '../../src/operations/manage-merchants.ts';
 import { runDueJobs } from '../../src/worker/run-due-jobs.ts';
 import { commonAuthTests } from '../helpers/common-auth.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json } from '../helpers/harness.ts';
 import { assertLedgerSound } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import { type Body, client } from './support.ts';
 
-let h: Harness;
+const h = suiteHarness();
 const harness = () => h;
 const c = client(harness);
-
-before(async () => {
-  h = await startHarness();
-});
-after(() => h.close());
 
 const FIGURES = [
   'held',

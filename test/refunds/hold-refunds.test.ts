@@ -1,18 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { settleRefundJob } from '../../src/operations/refund-moves.ts';
 import type { ClaimedJob } from '../../src/store/jobs.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json } from '../helpers/harness.ts';
 import { assertLedgerSound, journalKinds, statusChanges } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import { client, REFUND_FAILS_CARD } from './support.ts';
 
 /** Refunds of held funds (reserved, delivered): from escrow, settled by the simulated rail. */
 describe('POST /v1/refunds of held funds', () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
   const c = client(() => h);
 
   it('refunds a reserved transaction in full: 201 pending, then the rail makes it succeeded', async () => {

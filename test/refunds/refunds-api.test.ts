@@ -1,19 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { CreatedMerchant } from '../../src/operations/manage-merchants.ts';
 import { assertErrorEnvelope, commonAuthTests } from '../helpers/common-auth.ts';
-import { type Harness, json, startHarness } from '../helpers/harness.ts';
+import { json } from '../helpers/harness.ts';
 import { assertLedgerSound } from '../helpers/ledger-invariants.ts';
+import { suiteHarness } from '../helpers/suite-harness.ts';
 import { type Body, client } from './support.ts';
 
-let h: Harness;
+const h = suiteHarness();
 const harness = () => h;
 const c = client(harness);
-
-before(async () => {
-  h = await startHarness();
-});
-after(() => h.close());
 
 /** Refunds' validation, conflicts, idempotency, isolation and reads; then each route's auth checks. */
 describe('the refunds API', () => {
