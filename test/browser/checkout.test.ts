@@ -1,73 +1,18 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { buyerToken, tokenHash } from '../../src/domain/link-tokens.ts';
-import { type LiveServer, startLiveServer } from './live-server.ts';
+import { describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { browserSuite, paidDeliveredWithToken, SKIP, WAIT } from './chromium.ts';
 
 /**
  * The checkout and buyer pages in Debian's Chromium, on a phone-sized screen, against a real
  * server with its worker. Each scenario saves a screenshot of its last screen in test-artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const SKIP = existsSync(CHROMIUM)
-  ? false
-  : 'Chromium not found at /usr/bin/chromium: browser tests skipped; apt-get install chromium';
-if (SKIP) console.log(SKIP);
-
-const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
-const WAIT = { timeout: 20_000 };
-
 describe('checkout and buyer pages in Chromium', { skip: SKIP }, () => {
-  let server: LiveServer;
-  let browser: Browser;
-  let context: BrowserContext;
-  let problems: string[] = [];
-
-  before(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    server = await startLiveServer();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    context = await browser.newContext({
-      viewport: { width: 390, height: 844 },
-      deviceScaleFactor: 2,
-      isMobile: true,
-      hasTouch: true,
-    });
-  });
-  after(async () => {
-    await context?.close();
-    await browser?.close();
-    await server?.close();
-  });
-
-  /** A fresh tab that records script errors and CSP violations. */
-  async function openTab(): Promise<Page> {
-    problems = [];
-    const page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    return page;
-  }
+  const suite = browserSuite();
+  const { openTab, screenshot, finish } = suite;
 
   async function createPurchase(body: Record<string, unknown> = {}): Promise<{ id: string; path: string }> {
-    const res = await server.api({
+    const res = await suite.server.api({
       method: 'POST',
       url: '/v1/transactions',
       payload: {
@@ -84,14 +29,9 @@ describe('checkout and buyer pages in Chromium', { skip: SKIP }, () => {
   }
 
   async function statusOf(id: string): Promise<string> {
-    return ((await server.api({ method: 'GET', url: `/v1/transactions/${id}` })).json() as { status: string })
-      .status;
-  }
-
-  async function finish(page: Page, name: string): Promise<void> {
-    await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
-    await page.close();
-    assert.deepEqual(problems, [], 'no script errors or CSP violations');
+    return (
+      (await suite.server.api({ method: 'GET', url: `/v1/transactions/${id}` })).json() as { status: string }
+    ).status;
   }
 
   async function payByPhone(page: Page, phone: string): Promise<void> {
@@ -109,8 +49,8 @@ describe('checkout and buyer pages in Chromium', { skip: SKIP }, () => {
   it('pays by a succeeding test phone: the page follows the push to paid', async () => {
     const { id, path } = await createPurchase();
     const page = await openTab();
-    await page.goto(`${server.url}${path}`);
-    await page.screenshot({ path: `${ARTIFACTS}checkout-start.png`, fullPage: true });
+    await page.goto(`${suite.server.url}${path}`);
+    await screenshot(page, 'checkout-start');
     await payByPhone(page, '+254712345678');
     await page.getByRole('heading', { name: 'Paid' }).waitFor(WAIT);
     assert.match(String(await page.locator('main').textContent()), /held safely by Safehold/);
@@ -121,11 +61,11 @@ describe('checkout and buyer pages in Chromium', { skip: SKIP }, () => {
   it('pays by a phone that cancels, shows why, then pays on retry with a good phone', async () => {
     const { id, path } = await createPurchase();
     const page = await openTab();
-    await page.goto(`${server.url}${path}`);
+    await page.goto(`${suite.server.url}${path}`);
     await payByPhone(page, '+254700001032');
     await page.getByRole('heading', { name: 'The payment did not go through' }).waitFor(WAIT);
     assert.match(String(await page.getByRole('alert').textContent()), /cancelled the payment on the phone/);
-    await page.screenshot({ path: `${ARTIFACTS}phone-cancelled.png`, fullPage: true });
+    await screenshot(page, 'phone-cancelled');
     assert.equal(await statusOf(id), 'pending_payment');
     await payByPhone(page, '+254700000042');
     await page.getByRole('heading', { name: 'Paid' }).waitFor(WAIT);
@@ -136,11 +76,11 @@ describe('checkout and buyer pages in Chromium', { skip: SKIP }, () => {
   it('pays by card through the test 3-D Secure challenge', async () => {
     const { id, path } = await createPurchase();
     const page = await openTab();
-    await page.goto(`${server.url}${path}`);
+    await page.goto(`${suite.server.url}${path}`);
     await payByCard(page, '4000 0000 0000 3220');
     await page.getByRole('heading', { name: 'Test 3-D Secure check' }).waitFor(WAIT);
     assert.match(page.url(), /\/challenge\/pa_/);
-    await page.screenshot({ path: `${ARTIFACTS}card-3ds-challenge.png`, fullPage: true });
+    await screenshot(page, 'card-3ds-challenge');
     await page.getByRole('button', { name: 'Approve (test)' }).click();
     await page.getByRole('heading', { name: 'Paid' }).waitFor(WAIT);
     assert.match(String(await page.locator('main').textContent()), /Card ending 3220/);
@@ -151,7 +91,7 @@ describe('checkout and buyer pages in Chromium', { skip: SKIP }, () => {
   it('shows a declined card and keeps the purchase payable', async () => {
     const { id, path } = await createPurchase();
     const page = await openTab();
-    await page.goto(`${server.url}${path}`);
+    await page.goto(`${suite.server.url}${path}`);
     await payByCard(page, '4000000000000002');
     await page.getByRole('heading', { name: 'The payment did not go through' }).waitFor(WAIT);
     assert.match(String(await page.getByRole('alert').textContent()), /The card was declined/);
@@ -162,18 +102,18 @@ describe('checkout and buyer pages in Chromium', { skip: SKIP }, () => {
 
   it('works with scripts turned off: plain form posts, and the page refreshes itself until paid', async () => {
     const { id, path } = await createPurchase();
-    const noScript = await browser.newContext({
+    const noScript = await suite.browser.newContext({
       viewport: { width: 390, height: 844 },
       isMobile: true,
       javaScriptEnabled: false,
     });
     try {
       const page = await noScript.newPage();
-      await page.goto(`${server.url}${path}`);
+      await page.goto(`${suite.server.url}${path}`);
       await payByPhone(page, '+254711000222');
       await page.getByRole('heading', { name: 'Paid' }).waitFor(WAIT);
       assert.equal(await statusOf(id), 'reserved');
-      await page.screenshot({ path: `${ARTIFACTS}no-script-phone-paid.png`, fullPage: true });
+      await screenshot(page, 'no-script-phone-paid');
     } finally {
       await noScript.close();
     }
@@ -181,22 +121,11 @@ describe('checkout and buyer pages in Chromium', { skip: SKIP }, () => {
 
   it('the buyer confirms receipt on the buyer page', async () => {
     const { id } = await createPurchase({ satisfaction_days: 5 });
-    const paid = await server.api({
-      method: 'POST',
-      url: `/v1/test_helpers/transactions/${id}/pay`,
-      payload: { method: 'card', card_number: '4242424242424242' },
-    });
-    assert.equal(paid.statusCode, 200, paid.body);
-    await server.api({ method: 'POST', url: `/v1/transactions/${id}/deliver` });
-    const token = buyerToken(server.ctx.linkSecret, id);
-    await server.ctx.db.query('UPDATE transactions SET buyer_token_hash = $1 WHERE id = $2', [
-      tokenHash(token),
-      id,
-    ]);
+    const token = await paidDeliveredWithToken(suite.server, id);
 
     const page = await openTab();
-    await page.goto(`${server.url}/buyer/${token}`);
-    await page.screenshot({ path: `${ARTIFACTS}buyer-before-confirm.png`, fullPage: true });
+    await page.goto(`${suite.server.url}/buyer/${token}`);
+    await screenshot(page, 'buyer-before-confirm');
     await page.getByRole('button', { name: 'Confirm I received it' }).click();
     await page.getByText('Complete: the payment is released to the seller').waitFor(WAIT);
     assert.equal(await page.getByRole('button', { name: 'Confirm I received it' }).count(), 0);

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { buyerToken, tokenHash } from '../../src/domain/link-tokens.ts';
+import { writeFileSync } from 'node:fs';
+import { before, describe, it } from 'node:test';
 import { createOperatorKey } from '../../src/operations/manage-keys.ts';
-import { type LiveServer, startLiveServer } from './live-server.ts';
+import { ARTIFACTS, browserSuite, paidDeliveredWithToken, SKIP, WAIT } from './chromium.ts';
 
 /**
  * Disputes end to end in Debian's Chromium, on a phone-sized screen, against a real server with
@@ -13,14 +10,6 @@ import { type LiveServer, startLiveServer } from './live-server.ts';
  * the console, opens the case, sees the photo, decides a split and sees the outcome. Screenshots
  * of each screen go to test-artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const SKIP = existsSync(CHROMIUM)
-  ? false
-  : 'Chromium not found at /usr/bin/chromium: browser tests skipped; apt-get install chromium';
-if (SKIP) console.log(SKIP);
-
-const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
-const WAIT = { timeout: 20_000 };
 
 /** A 16×16 PNG (a red square) the buyer uploads as evidence. */
 const PNG = Buffer.from(
@@ -29,67 +18,21 @@ const PNG = Buffer.from(
 );
 
 describe('disputes in Chromium: the buyer opens one, the operator decides it', { skip: SKIP }, () => {
-  let server: LiveServer;
-  let browser: Browser;
-  let context: BrowserContext;
+  const suite = browserSuite();
+  const { openTab, screenshot, finish } = suite;
   let operatorKey: string;
-  let problems: string[] = [];
   let pngPath: string;
   /** Set by the buyer's scenario, decided by the operator's. */
   let opened: { transactionId: string; disputeId: string; token: string } | undefined;
 
   before(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
     pngPath = `${ARTIFACTS}evidence-upload.png`;
     writeFileSync(pngPath, PNG);
-    server = await startLiveServer();
-    operatorKey = (await createOperatorKey(server.ctx)).key;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    context = await browser.newContext({
-      viewport: { width: 390, height: 844 },
-      deviceScaleFactor: 2,
-      isMobile: true,
-      hasTouch: true,
-    });
+    operatorKey = (await createOperatorKey(suite.server.ctx)).key;
   });
-  after(async () => {
-    await context?.close();
-    await browser?.close();
-    await server?.close();
-  });
-
-  /** A fresh tab that records script errors and CSP violations. */
-  async function openTab(): Promise<Page> {
-    problems = [];
-    const page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    return page;
-  }
-
-  async function finish(page: Page, name: string): Promise<void> {
-    await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
-    await page.close();
-    assert.deepEqual(problems, [], 'no script errors or CSP violations');
-  }
 
   async function transaction(id: string): Promise<Record<string, unknown>> {
-    return (await server.api({ method: 'GET', url: `/v1/transactions/${id}` })).json() as Record<
+    return (await suite.server.api({ method: 'GET', url: `/v1/transactions/${id}` })).json() as Record<
       string,
       unknown
     >;
@@ -97,7 +40,7 @@ describe('disputes in Chromium: the buyer opens one, the operator decides it', {
 
   /** A paid, delivered test purchase and its buyer-page token. */
   async function deliveredPurchase(): Promise<{ id: string; token: string }> {
-    const created = await server.api({
+    const created = await suite.server.api({
       method: 'POST',
       url: '/v1/transactions',
       payload: {
@@ -110,33 +53,20 @@ describe('disputes in Chromium: the buyer opens one, the operator decides it', {
     });
     assert.equal(created.statusCode, 201, created.body);
     const id = (created.json() as { service_transaction_id: string }).service_transaction_id;
-    const paid = await server.api({
-      method: 'POST',
-      url: `/v1/test_helpers/transactions/${id}/pay`,
-      payload: { method: 'card', card_number: '4242424242424242' },
-    });
-    assert.equal(paid.statusCode, 200, paid.body);
-    const delivered = await server.api({ method: 'POST', url: `/v1/transactions/${id}/deliver` });
-    assert.equal(delivered.statusCode, 200, delivered.body);
-    const token = buyerToken(server.ctx.linkSecret, id);
-    await server.ctx.db.query('UPDATE transactions SET buyer_token_hash = $1 WHERE id = $2', [
-      tokenHash(token),
-      id,
-    ]);
-    return { id, token };
+    return { id, token: await paidDeliveredWithToken(suite.server, id) };
   }
 
   it('the buyer opens a dispute with a photo on the buyer page and sees it', async () => {
     const { id, token } = await deliveredPurchase();
     const page = await openTab();
-    await page.goto(`${server.url}/buyer/${token}`);
-    await page.screenshot({ path: `${ARTIFACTS}dispute-buyer-before.png`, fullPage: true });
+    await page.goto(`${suite.server.url}/buyer/${token}`);
+    await screenshot(page, 'dispute-buyer-before');
     await page.getByLabel('What went wrong?').selectOption('damaged');
     await page
       .getByLabel('Describe the problem')
       .fill('The table top arrived with a deep scratch across it.');
     await page.getByLabel('Photo or document (optional)').setInputFiles(pngPath);
-    await page.screenshot({ path: `${ARTIFACTS}dispute-buyer-form.png`, fullPage: true });
+    await screenshot(page, 'dispute-buyer-form');
     await page.getByRole('button', { name: 'Open a dispute' }).click();
     await page.getByRole('heading', { name: 'Your dispute' }).waitFor(WAIT);
     const section = page.locator('section[aria-labelledby="your-dispute-title"]');
@@ -146,11 +76,11 @@ describe('disputes in Chromium: the buyer opens one, the operator decides it', {
     assert.match(shown, /It arrived damaged/);
     const upload = section.getByRole('link', { name: 'evidence-upload.png' });
     assert.equal(await upload.count(), 1, 'the buyer sees the photo they sent');
-    const own = await page.request.get(`${server.url}${await upload.getAttribute('href')}`);
+    const own = await page.request.get(`${suite.server.url}${await upload.getAttribute('href')}`);
     assert.equal(own.status(), 200);
     assert.deepEqual(await own.body(), PNG);
     const disputes = (
-      await server.api({ method: 'GET', url: `/v1/disputes?service_transaction_id=${id}` })
+      await suite.server.api({ method: 'GET', url: `/v1/disputes?service_transaction_id=${id}` })
     ).json() as {
       data: { id: string }[];
     };
@@ -165,13 +95,13 @@ describe('disputes in Chromium: the buyer opens one, the operator decides it', {
     assert.ok(opened, 'the buyer opened a dispute');
     const { disputeId, transactionId, token } = opened;
     const page = await openTab();
-    await page.goto(`${server.url}/operator`);
+    await page.goto(`${suite.server.url}/operator`);
     await page.getByRole('heading', { name: 'Operator sign-in' }).waitFor(WAIT);
-    await page.screenshot({ path: `${ARTIFACTS}operator-sign-in.png`, fullPage: true });
+    await screenshot(page, 'operator-sign-in');
     await page.getByLabel('Operator key').fill(operatorKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Dispute queue' }).waitFor(WAIT);
-    await page.screenshot({ path: `${ARTIFACTS}operator-queue.png`, fullPage: true });
+    await screenshot(page, 'operator-queue');
 
     await page.getByRole('link', { name: disputeId }).click();
     await page.getByRole('heading', { name: `Dispute ${disputeId}` }).waitFor(WAIT);
@@ -186,11 +116,11 @@ describe('disputes in Chromium: the buyer opens one, the operator decides it', {
     const download = page.locator('#evidence-buyer ~ ol a[download]').first();
     assert.equal(await download.textContent(), 'evidence-upload.png');
     const href = String(await download.getAttribute('href'));
-    const file = await page.request.get(`${server.url}${href}`);
+    const file = await page.request.get(`${suite.server.url}${href}`);
     assert.equal(file.status(), 200);
     assert.deepEqual(await file.body(), PNG);
     assert.match(String(file.headers()['content-disposition']), /^attachment;/);
-    await page.screenshot({ path: `${ARTIFACTS}operator-case.png`, fullPage: true });
+    await screenshot(page, 'operator-case');
 
     await page.getByLabel('Split').check();
     await page.getByLabel('To the seller (KES)').fill('1200');
@@ -209,10 +139,10 @@ describe('disputes in Chromium: the buyer opens one, the operator decides it', {
     assert.equal(t.status, 'confirmed');
     assert.equal(t.amount_released, 1200);
     assert.equal(t.amount_refunded, 800);
-    await page.screenshot({ path: `${ARTIFACTS}operator-case-resolved.png`, fullPage: true });
+    await screenshot(page, 'operator-case-resolved');
 
     // The buyer's page now tells the outcome.
-    await page.goto(`${server.url}/buyer/${token}`);
+    await page.goto(`${suite.server.url}/buyer/${token}`);
     await page.getByText('Dispute decided').waitFor(WAIT);
     assert.match(
       String(await page.locator('section[aria-labelledby="your-dispute-title"]').textContent()),
