@@ -30,7 +30,6 @@ import { openContext } from '../src/bootstrap.ts';
 import { loadConfig } from '../src/config.ts';
 import { ManualClock } from '../src/domain/clock.ts';
 import { newId } from '../src/domain/ids.ts';
-import { buyerToken, linkToken, tokenHash } from '../src/domain/link-tokens.ts';
 import { buildApp } from '../src/http/app.ts';
 import { createRateLimiter } from '../src/http/rate-limit.ts';
 import type { ServiceContext } from '../src/operations/context.ts';
@@ -38,7 +37,9 @@ import { createMerchant } from '../src/operations/manage-merchants.ts';
 import { verifyLedger } from '../src/operations/verify-ledger.ts';
 import type { Db, Queryable } from '../src/store/db.ts';
 import { runDueJobs } from '../src/worker/run-due-jobs.ts';
+import { cloneIdentity, cloneInto, cloneTransactionsWithLinks } from './lib/clone.ts';
 import { loadAverage } from './lib/cpu.ts';
+import { withInProcessApi } from './lib/in-process-api.ts';
 import { runBenchmark } from './lib/processes.ts';
 import { fixed, table } from './lib/stats.ts';
 
@@ -67,23 +68,7 @@ interface Template {
 
 /** Template transactions made through the API: paid by card and confirmed (approved for release). */
 async function makeTemplates(ctx: ServiceContext, key: string): Promise<Template[]> {
-  const app = await buildApp({
-    ctx,
-    rateLimiter: createRateLimiter(),
-    defaultRateLimitPerMinute: 100_000_000,
-    logger: false,
-  });
-  try {
-    const post = async (path: string, payload: Record<string, unknown>) => {
-      const res = await app.inject({
-        method: 'POST',
-        url: path,
-        payload,
-        headers: { authorization: `Bearer ${key}` },
-      });
-      if (res.statusCode >= 300) throw new Error(`${path}: ${res.statusCode} ${res.body}`);
-      return res.json() as { service_transaction_id: string; status: string };
-    };
+  await withInProcessApi(ctx, key, async (post) => {
     for (let i = 0; i < TEMPLATES; i++) {
       const { service_transaction_id: id } = await post('/v1/transactions', {
         amount: 750 + 125.5 * i,
@@ -98,9 +83,7 @@ async function makeTemplates(ctx: ServiceContext, key: string): Promise<Template
       const confirmed = await post(`/v1/transactions/${id}/confirm`, {});
       if (confirmed.status !== 'confirmed') throw new Error(`template ${id} is ${confirmed.status}`);
     }
-  } finally {
-    await app.close();
-  }
+  });
   const { rows } = await ctx.db.query<{
     id: string;
     merchant_reference: string;
@@ -115,31 +98,6 @@ async function makeTemplates(ctx: ServiceContext, key: string): Promise<Template
   }));
 }
 
-/** The column list of a table, so the clones copy every column, whatever later migrations add. */
-async function columnsOf(db: Queryable, tableName: string): Promise<string[]> {
-  const { rows } = await db.query<{ column_name: string }>(
-    `SELECT column_name FROM information_schema.columns
-      WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`,
-    [tableName],
-  );
-  return rows.map((r) => r.column_name);
-}
-
-async function cloneInto(
-  db: Queryable,
-  tableName: string,
-  from: string,
-  overrides: Record<string, string>,
-  params: unknown[],
-): Promise<void> {
-  const columns = await columnsOf(db, tableName);
-  const select = columns.map((c) => overrides[c] ?? `s.${c}`);
-  await db.query(
-    `INSERT INTO ${tableName} (${columns.join(', ')}) SELECT ${select.join(', ')} FROM ${from}`,
-    params,
-  );
-}
-
 const CLONE_MAP = `unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
   $8::text[], $9::text[]) AS c(old_txn, new_txn, new_ref, new_link, link_hash, buyer_hash, capture_id, approve_id, old_link)`;
 
@@ -151,15 +109,14 @@ async function cloneTemplates(ctx: ServiceContext, templates: readonly Template[
     for (let k = start; k < Math.min(clones, start + CHUNK); k++) {
       const t = templates[k % templates.length];
       if (!t) throw new Error('no templates');
-      const txn = newId('transaction', t.createdMs);
-      const link = newId('paymentLink', t.createdMs);
+      const clone = cloneIdentity(ctx.linkSecret, t.createdMs);
       const row = [
         t.id,
-        txn,
+        clone.txn,
         `${t.ref}-${k}`,
-        link,
-        tokenHash(linkToken(ctx.linkSecret, link)),
-        tokenHash(buyerToken(ctx.linkSecret, txn)),
+        clone.link,
+        clone.linkHash,
+        clone.buyerHash,
         newId('ledgerEntry', t.createdMs),
         newId('ledgerEntry', t.createdMs),
         t.link,
@@ -169,25 +126,7 @@ async function cloneTemplates(ctx: ServiceContext, templates: readonly Template[
       });
     }
     await ctx.db.transaction(async (tx) => {
-      await cloneInto(
-        tx,
-        'transactions',
-        `${CLONE_MAP} JOIN transactions s ON s.id = c.old_txn`,
-        {
-          id: 'c.new_txn',
-          merchant_reference: 'c.new_ref',
-          payment_link_id: 'c.new_link',
-          buyer_token_hash: 'c.buyer_hash',
-        },
-        map,
-      );
-      await cloneInto(
-        tx,
-        'payment_links',
-        `${CLONE_MAP} JOIN payment_links s ON s.id = c.old_link`,
-        { id: 'c.new_link', transaction_id: 'c.new_txn', token_hash: 'c.link_hash' },
-        map,
-      );
+      await cloneTransactionsWithLinks(tx, CLONE_MAP, map);
       await cloneInto(
         tx,
         'ledger_entries',

@@ -29,15 +29,14 @@ import { openContext } from '../src/bootstrap.ts';
 import { loadConfig } from '../src/config.ts';
 import { ManualClock } from '../src/domain/clock.ts';
 import { newId } from '../src/domain/ids.ts';
-import { buyerToken, linkToken, tokenHash } from '../src/domain/link-tokens.ts';
-import { buildApp } from '../src/http/app.ts';
-import { createRateLimiter } from '../src/http/rate-limit.ts';
 import { createMerchant } from '../src/operations/manage-merchants.ts';
 import { verifyLedger } from '../src/operations/verify-ledger.ts';
 import type { Db, Queryable } from '../src/store/db.ts';
 import { openDatabase } from '../src/store/open.ts';
 import { runDueJobs } from '../src/worker/run-due-jobs.ts';
+import { cloneIdentity, cloneInto, cloneTransactionsWithLinks } from './lib/clone.ts';
 import { loadAverage, totalCpuSeconds } from './lib/cpu.ts';
+import { withInProcessApi } from './lib/in-process-api.ts';
 import {
   ADMIN_URL,
   backendPids,
@@ -81,52 +80,37 @@ async function makeTemplates(url: string): Promise<string> {
   // Every review window (up to 14 days here) ended at least a day ago.
   const clock = new ManualClock(new Date(Date.now() - 15 * DAY_MS));
   const ctx = await openContext({ ...loadConfig({}), databaseUrl: url }, { clock, dataDir: undefined });
-  const app = await buildApp({
-    ctx,
-    rateLimiter: createRateLimiter(),
-    defaultRateLimitPerMinute: 100_000_000,
-    logger: false,
-  });
   try {
     const merchant = await createMerchant(ctx, { name: 'Scheduler Bench', email: 'bench@example.com' });
-    const post = async (path: string, payload: Record<string, unknown>) => {
-      const res = await app.inject({
-        method: 'POST',
-        url: path,
-        payload,
-        headers: { authorization: `Bearer ${merchant.test_key}` },
-      });
-      if (res.statusCode >= 300) throw new Error(`${path}: ${res.statusCode} ${res.body}`);
-      return res.json() as { service_transaction_id: string; status: string };
-    };
-    const windows = [3, 7, 14];
-    for (let i = 0; i < TEMPLATES; i++) {
-      const { service_transaction_id: id } = await post('/v1/transactions', {
-        amount: 500 + 137.25 * i,
-        currency: 'KES',
-        title: `Template ${i}: used phone, 128 GB`,
-        merchant_reference: `sched-template-${i}`,
-        ...(i % 2 === 0
-          ? { customer: { name: 'Amina Otieno', phone: '+254712345678', email: 'amina@example.com' } }
-          : { customer: { phone: '+254712345678' } }),
-        seller_email: 'seller@example.com',
-        release_condition: { type: 'buyer_confirmation', review_window_days: windows[i % windows.length] },
-        metadata: { channel: 'bench', template: String(i) },
-      });
-      await post(`/v1/test_helpers/transactions/${id}/pay`, {
-        method: 'card',
-        card_number: '4242424242424242',
-      });
-      const delivered = await post(`/v1/transactions/${id}/deliver`, {});
-      if (delivered.status !== 'delivered') throw new Error(`template ${id} is ${delivered.status}`);
-      clock.advance(1);
-    }
+    await withInProcessApi(ctx, merchant.test_key, async (post) => {
+      const windows = [3, 7, 14];
+      for (let i = 0; i < TEMPLATES; i++) {
+        const { service_transaction_id: id } = await post('/v1/transactions', {
+          amount: 500 + 137.25 * i,
+          currency: 'KES',
+          title: `Template ${i}: used phone, 128 GB`,
+          merchant_reference: `sched-template-${i}`,
+          ...(i % 2 === 0
+            ? { customer: { name: 'Amina Otieno', phone: '+254712345678', email: 'amina@example.com' } }
+            : { customer: { phone: '+254712345678' } }),
+          seller_email: 'seller@example.com',
+          release_condition: { type: 'buyer_confirmation', review_window_days: windows[i % windows.length] },
+          metadata: { channel: 'bench', template: String(i) },
+        });
+        await post(`/v1/test_helpers/transactions/${id}/pay`, {
+          method: 'card',
+          card_number: '4242424242424242',
+        });
+        const delivered = await post(`/v1/transactions/${id}/deliver`, {});
+        if (delivered.status !== 'delivered') throw new Error(`template ${id} is ${delivered.status}`);
+        clock.advance(1);
+      }
+    });
     // The buyer-link e-mails are due at payment (no mailer here: they only go); what is left is
     // one auto_release job per template.
     await runDueJobs(ctx, { kinds: ['send_buyer_link'] });
     return ctx.linkSecret;
   } finally {
-    await app.close();
     await ctx.db.close();
   }
 }
@@ -183,32 +167,6 @@ async function readTemplates(db: Queryable): Promise<Template[]> {
   });
 }
 
-/** The column list of a table, so the clones copy every column, whatever later migrations add. */
-async function columnsOf(db: Queryable, tableName: string): Promise<string[]> {
-  const { rows } = await db.query<{ column_name: string }>(
-    `SELECT column_name FROM information_schema.columns
-      WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`,
-    [tableName],
-  );
-  return rows.map((r) => r.column_name);
-}
-
-/** INSERT INTO t (every column) SELECT s.column, or its override, FROM <from>. */
-async function cloneInto(
-  db: Queryable,
-  tableName: string,
-  from: string,
-  overrides: Record<string, string>,
-  params: unknown[],
-): Promise<void> {
-  const columns = await columnsOf(db, tableName);
-  const select = columns.map((c) => overrides[c] ?? `s.${c}`);
-  await db.query(
-    `INSERT INTO ${tableName} (${columns.join(', ')}) SELECT ${select.join(', ')} FROM ${from}`,
-    params,
-  );
-}
-
 const CLONE_MAP = `unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
   $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
   AS c(n, old_txn, new_txn, old_link, new_link, old_ref, new_ref, link_hash, buyer_hash, old_attempt,
@@ -229,18 +187,17 @@ async function cloneTemplates(db: Db, secret: string): Promise<void> {
     for (let k = start; k < Math.min(clones, start + CHUNK); k++) {
       const t = templates[k % templates.length];
       if (!t) throw new Error('no templates');
-      const txn = newId('transaction', t.createdMs);
-      const link = newId('paymentLink', t.createdMs);
+      const clone = cloneIdentity(secret, t.createdMs);
       const row = [
         k,
         t.id,
-        txn,
+        clone.txn,
         t.link,
-        link,
+        clone.link,
         t.ref,
         `${t.ref}-${k}`,
-        tokenHash(linkToken(secret, link)),
-        tokenHash(buyerToken(secret, txn)),
+        clone.linkHash,
+        clone.buyerHash,
         t.attempt,
         newId('paymentAttempt', t.createdMs),
         newId('ledgerEntry', t.createdMs),
@@ -257,27 +214,10 @@ async function cloneTemplates(db: Db, secret: string): Promise<void> {
       }
     }
     await db.transaction(async (tx) => {
-      await cloneInto(
-        tx,
-        'transactions',
-        `${CLONE_MAP} JOIN transactions s ON s.id = c.old_txn`,
-        {
-          id: 'c.new_txn',
-          merchant_reference: 'c.new_ref',
-          payment_link_id: 'c.new_link',
-          buyer_token_hash: 'c.buyer_hash',
-          last_payment_attempt_id: 'c.new_attempt',
-          last_payment_attempt: `jsonb_set(s.last_payment_attempt, '{id}', to_jsonb(c.new_attempt))`,
-        },
-        map,
-      );
-      await cloneInto(
-        tx,
-        'payment_links',
-        `${CLONE_MAP} JOIN payment_links s ON s.id = c.old_link`,
-        { id: 'c.new_link', transaction_id: 'c.new_txn', token_hash: 'c.link_hash' },
-        map,
-      );
+      await cloneTransactionsWithLinks(tx, CLONE_MAP, map, {
+        last_payment_attempt_id: 'c.new_attempt',
+        last_payment_attempt: `jsonb_set(s.last_payment_attempt, '{id}', to_jsonb(c.new_attempt))`,
+      });
       await cloneInto(
         tx,
         'payment_attempts',

@@ -65,31 +65,31 @@ export async function startSafehold(
   extraEnv: Record<string, string> = {},
 ): Promise<RunningServer> {
   const port = await freePort();
+  const start = async (
+    database: Record<string, string>,
+    access: Pick<RunningServer, 'dbPids' | 'openDb' | 'cleanup'>,
+  ): Promise<RunningServer> => {
+    const env = { ...serverEnv(port, database), ...extraEnv };
+    const key = await merchantKey(env);
+    const server = await startProcess(CLI, ['serve'], env, port);
+    return { kind, ...server, headers: { authorization: `Bearer ${key}` }, ...access };
+  };
   if (kind === 'pglite') {
     const dir = mkdtempSync(join(tmpdir(), 'safehold-bench-'));
     const cleanup = async () => rmSync(dir, { recursive: true, force: true });
     onCleanup(cleanup);
-    const env = { ...serverEnv(port, { DATA_DIR: dir }), ...extraEnv };
-    const key = await merchantKey(env);
-    const server = await startProcess(CLI, ['serve'], env, port);
-    return {
-      kind,
-      ...server,
-      headers: { authorization: `Bearer ${key}` },
-      openDb: () => openDatabase({ databaseUrl: undefined, dataDir: dir }),
-      cleanup,
-    };
+    return start(
+      { DATA_DIR: dir },
+      { openDb: () => openDatabase({ databaseUrl: undefined, dataDir: dir }), cleanup },
+    );
   }
   const db = await createDatabase();
-  const env = { ...serverEnv(port, { DATABASE_URL: db.url }), ...extraEnv };
-  const key = await merchantKey(env);
-  const server = await startProcess(CLI, ['serve'], env, port);
-  return {
-    kind,
-    ...server,
-    headers: { authorization: `Bearer ${key}` },
-    dbPids: () => backendPids(db.name),
-    openDb: () => openDatabase({ databaseUrl: db.url, dataDir: undefined, poolSize: 4 }),
-    cleanup: db.drop,
-  };
+  return start(
+    { DATABASE_URL: db.url },
+    {
+      dbPids: () => backendPids(db.name),
+      openDb: () => openDatabase({ databaseUrl: db.url, dataDir: undefined, poolSize: 4 }),
+      cleanup: db.drop,
+    },
+  );
 }
