@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import {
-  type DemoKeys,
-  freshDatabase,
-  type RunningServer,
-  runCli,
-  startServer,
-  type TestDatabase,
-} from '../helpers/spawn.ts';
-
-type Body = Record<string, unknown>;
+import { describe, it } from 'node:test';
+import { type Body, servedSuite } from '../helpers/served-suite.ts';
+import { runCli } from '../helpers/spawn.ts';
 
 /**
  * Every path the money can take after it is held, over TCP against the real server (`safehold
@@ -18,35 +10,9 @@ type Body = Record<string, unknown>;
  * The books are verified with `safehold ledger verify` once the server has stopped.
  */
 describe('money paths end to end over HTTP: disputes, payouts failed and retried, reversal', () => {
-  let db: TestDatabase;
-  let server: RunningServer;
-  let keys: DemoKeys;
+  const served = servedSuite();
+  const { call, ok, advance } = served;
 
-  before(async () => {
-    db = await freshDatabase();
-    server = await startServer(db.env);
-    assert.ok(server.demo, 'the first start prints the demo keys');
-    keys = server.demo;
-  });
-  after(async () => {
-    await server?.stop();
-    await db?.drop();
-  });
-
-  async function call(method: 'GET' | 'POST', path: string, body?: Body, key = keys.testKey) {
-    const res = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Body };
-  }
-  const ok = async (method: 'GET' | 'POST', path: string, body?: Body, status = 200, key?: string) => {
-    const res = await call(method, path, body, key);
-    assert.equal(res.status, status, `${method} ${path}: ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
-  const advance = (seconds: number) => ok('POST', '/v1/test_helpers/clock/advance', { seconds });
   const transaction = (id: string) => ok('GET', `/v1/transactions/${id}`);
   const state = async (id: string) => {
     const t = await transaction(id);
@@ -74,12 +40,12 @@ describe('money paths end to end over HTTP: disputes, payouts failed and retried
     return { id, dispute: String(opened.id) };
   }
 
-  const resolve = (dispute: string, body: Body, key = keys.operatorKey) =>
-    call('POST', `/v1/disputes/${dispute}/resolve`, body, key);
+  const resolve = (dispute: string, body: Body, key = served.keys.operatorKey) =>
+    call('POST', `/v1/disputes/${dispute}/resolve`, body, { key });
 
   it('seller wins: the held funds are approved for release; a merchant key may not decide', async () => {
     const { id, dispute } = await disputed(800);
-    assert.equal((await resolve(dispute, { decision: 'seller' }, keys.testKey)).status, 403);
+    assert.equal((await resolve(dispute, { decision: 'seller' }, served.keys.testKey)).status, 403);
     const decided = await resolve(dispute, { decision: 'seller', note: 'Proof of delivery' });
     assert.equal(decided.status, 200, JSON.stringify(decided.body));
     assert.equal((decided.body.outcome as Body).decision, 'seller');
@@ -163,8 +129,8 @@ describe('money paths end to end over HTTP: disputes, payouts failed and retried
   });
 
   it('the books verify once the server has stopped', async () => {
-    await server.stop();
-    const result = await runCli(['ledger', 'verify'], db.env);
+    await served.server.stop();
+    const result = await runCli(['ledger', 'verify'], served.db.env);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /^ledger sound: 4 transactions, \d+ journal rows checked\n$/);
   });

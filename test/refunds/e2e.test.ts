@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import {
-  type DemoKeys,
-  freshDatabase,
-  type RunningServer,
-  runCli,
-  startServer,
-  type TestDatabase,
-} from '../helpers/spawn.ts';
-
-type Body = Record<string, unknown>;
+import { describe, it } from 'node:test';
+import { type Body, servedSuite } from '../helpers/served-suite.ts';
+import { runCli } from '../helpers/spawn.ts';
 
 /**
  * The whole story over TCP against the real server (`safehold serve`, API and worker): a sale is
@@ -17,40 +9,8 @@ type Body = Record<string, unknown>;
  * it back after release, from the merchant's balance; the balance shows it; the books verify.
  */
 describe('a refund after release, end to end over HTTP', () => {
-  let db: TestDatabase;
-  let server: RunningServer;
-  let keys: DemoKeys;
-
-  before(async () => {
-    db = await freshDatabase();
-    server = await startServer(db.env);
-    assert.ok(server.demo, 'the first start prints the demo keys');
-    keys = server.demo;
-  });
-  after(async () => {
-    await server?.stop();
-    await db?.drop();
-  });
-
-  async function call(
-    method: 'GET' | 'POST',
-    path: string,
-    body?: Body,
-    headers: Record<string, string> = {},
-  ): Promise<{ status: number; body: Body; headers: Headers }> {
-    const res = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${keys.testKey}`, 'content-type': 'application/json', ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Body, headers: res.headers };
-  }
-  const ok = async (method: 'GET' | 'POST', path: string, body?: Body, status = 200) => {
-    const res = await call(method, path, body);
-    assert.equal(res.status, status, `${method} ${path}: ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
-  const advance = (seconds: number) => ok('POST', '/v1/test_helpers/clock/advance', { seconds });
+  const served = servedSuite();
+  const { call, ok, advance } = served;
 
   it('create, pay, confirm, payout paid at midnight, refund after release, refund succeeded, balance', async () => {
     const sale = await ok(
@@ -79,11 +39,15 @@ describe('a refund after release, end to end over HTTP', () => {
 
     // A refund after release: from the merchant's balance, within the 30-day agreement window.
     const payload = { service_transaction_id: id, amount: 500.5, reason: 'requested_by_customer' };
-    const created = await call('POST', '/v1/refunds', payload, { 'idempotency-key': 'e2e-refund' });
+    const created = await call('POST', '/v1/refunds', payload, {
+      headers: { 'idempotency-key': 'e2e-refund' },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.status, 'pending');
     assert.equal(created.body.merchant_reference, 'e2e-1');
-    const replay = await call('POST', '/v1/refunds', payload, { 'idempotency-key': 'e2e-refund' });
+    const replay = await call('POST', '/v1/refunds', payload, {
+      headers: { 'idempotency-key': 'e2e-refund' },
+    });
     assert.equal(replay.status, 200);
     assert.equal(replay.headers.get('idempotent-replayed'), 'true');
     assert.equal(replay.body.id, created.body.id);
@@ -122,8 +86,8 @@ describe('a refund after release, end to end over HTTP', () => {
   });
 
   it('the books verify once the server has stopped', async () => {
-    await server.stop();
-    const result = await runCli(['ledger', 'verify'], db.env);
+    await served.server.stop();
+    const result = await runCli(['ledger', 'verify'], served.db.env);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /^ledger sound: 2 transactions, \d+ journal rows checked\n$/);
   });
