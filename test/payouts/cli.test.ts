@@ -16,22 +16,13 @@ describe('safehold merchant payout-method', () => {
   });
   after(() => db.drop());
 
+  const payoutMethod = (...args: string[]) => ['merchant', 'payout-method', merchantId, ...args];
   const exits = (result: CliResult, code: number) =>
     assert.equal(result.code, code, `stdout: ${result.stdout} stderr: ${result.stderr}`);
 
   it('sets a live mobile-money method and prints it masked', async () => {
     const printed = await cliJson(
-      [
-        'merchant',
-        'payout-method',
-        merchantId,
-        '--env',
-        'live',
-        '--phone',
-        '+254712345678',
-        '--schedule',
-        'instant',
-      ],
+      payoutMethod('--env', 'live', '--phone', '+254712345678', '--schedule', 'instant'),
       db.env,
     );
     assert.deepEqual(
@@ -51,17 +42,7 @@ describe('safehold merchant payout-method', () => {
 
   it('sets a test bank account (daily by default), leaving live as it was', async () => {
     const result = await runCli(
-      [
-        'merchant',
-        'payout-method',
-        merchantId,
-        '--env',
-        'test',
-        '--bank-code',
-        '01',
-        '--account-number',
-        '99887766',
-      ],
+      payoutMethod('--env', 'test', '--bank-code', '01', '--account-number', '99887766'),
       db.env,
     );
     exits(result, 0);
@@ -87,16 +68,10 @@ describe('safehold merchant payout-method', () => {
   });
 
   it('refuses bad input with the reason, and usage errors with exit 2', async () => {
-    const badPhone = await runCli(
-      ['merchant', 'payout-method', merchantId, '--env', 'test', '--phone', '0712'],
-      db.env,
-    );
+    const badPhone = await runCli(payoutMethod('--env', 'test', '--phone', '0712'), db.env);
     exits(badPhone, 1);
     assert.match(badPhone.stderr, /phone must be an E\.164 number/);
-    const halfBank = await runCli(
-      ['merchant', 'payout-method', merchantId, '--env', 'test', '--bank-code', '01'],
-      db.env,
-    );
+    const halfBank = await runCli(payoutMethod('--env', 'test', '--bank-code', '01'), db.env);
     exits(halfBank, 1);
     assert.match(halfBank.stderr, /account_number is required/);
     const unknown = await runCli(
@@ -105,21 +80,11 @@ describe('safehold merchant payout-method', () => {
     );
     exits(unknown, 1);
     assert.match(unknown.stderr, /No such merchant: 'mch_nope'/);
-    const neither = await runCli(['merchant', 'payout-method', merchantId, '--env', 'test'], db.env);
+    const neither = await runCli(payoutMethod('--env', 'test'), db.env);
     exits(neither, 2);
     assert.match(neither.stderr, /give --phone, or --bank-code and --account-number/);
     const schedule = await runCli(
-      [
-        'merchant',
-        'payout-method',
-        merchantId,
-        '--env',
-        'live',
-        '--phone',
-        '+254712345678',
-        '--schedule',
-        'weekly',
-      ],
+      payoutMethod('--env', 'live', '--phone', '+254712345678', '--schedule', 'weekly'),
       db.env,
     );
     exits(schedule, 2);
