@@ -9,6 +9,7 @@ import { addEvidenceIn, type EvidenceInput, readEvidenceFile } from './dispute-e
 import { operatorKey } from './dispute-resolve.ts';
 import { type DisputeView, disputeViews, loadDisputeView } from './dispute-view.ts';
 import { runIdempotent } from './idempotent.ts';
+import { type ListView, listView, pageFilterOf } from './list-view.ts';
 import type { Principal } from './principal.ts';
 
 /**
@@ -48,13 +49,8 @@ export async function listDisputeViews(
   ctx: ServiceContext,
   principal: Principal,
   filter: ListDisputesFilter,
-): Promise<{ object: 'list'; data: DisputeView[]; has_more: boolean }> {
-  if (filter.starting_after !== undefined && filter.ending_before !== undefined) {
-    throw invalid(
-      'ending_before',
-      'Give starting_after or ending_before, not both: they page in opposite directions.',
-    );
-  }
+): Promise<ListView<DisputeView>> {
+  const page = pageFilterOf(filter);
   if (principal.kind === 'merchant') {
     for (const param of ['merchant_id', 'livemode'] as const) {
       if (filter[param] !== undefined) {
@@ -73,11 +69,9 @@ export async function listDisputeViews(
     ...owner,
     status: filter.status,
     transactionId: filter.service_transaction_id,
-    limit: filter.limit ?? 20,
-    startingAfter: filter.starting_after,
-    endingBefore: filter.ending_before,
+    ...page,
   });
-  return { object: 'list', data: await disputeViews(ctx.db, rows), has_more: hasMore };
+  return listView(await disputeViews(ctx.db, rows), hasMore);
 }
 
 /** What idempotency compares for an upload: the file by its hash, not its bytes. */

@@ -1,5 +1,5 @@
 import { requestFingerprint } from '../domain/canonical-json.ts';
-import { invalid, notFound } from '../domain/errors.ts';
+import { notFound } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { deliveryTargets } from '../domain/webhooks.ts';
 import type { EventView, ListEventsFilter } from '../schemas/events.ts';
@@ -20,6 +20,7 @@ import { enabledEndpointsOf } from '../store/webhook-endpoints.ts';
 import type { ServiceContext } from './context.ts';
 import { eventPayload } from './event-json.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
+import { type ListView, listView, pageFilterOf } from './list-view.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { ensureWebhookSecret } from './webhook-secret.ts';
@@ -95,17 +96,9 @@ export async function listEventViews(
   ctx: ServiceContext,
   merchant: MerchantPrincipal,
   filter: ListEventsFilter,
-): Promise<{ object: 'list'; data: EventView[]; has_more: boolean }> {
-  if (filter.starting_after !== undefined && filter.ending_before !== undefined) {
-    throw invalid(
-      'ending_before',
-      'Give starting_after or ending_before, not both: they page in opposite directions.',
-    );
-  }
+): Promise<ListView<EventView>> {
   const { rows, hasMore } = await listEvents(ctx.db, ownerOf(merchant), {
-    limit: filter.limit ?? 20,
-    startingAfter: filter.starting_after,
-    endingBefore: filter.ending_before,
+    ...pageFilterOf(filter),
     type: filter.type,
     serviceTransactionId: filter.service_transaction_id,
     deliveryFailed: filter.delivery_failed,
@@ -116,11 +109,10 @@ export async function listEventViews(
   );
   const byEvent = new Map<string, DeliveryRow[]>();
   for (const d of deliveries) byEvent.set(d.event_id, [...(byEvent.get(d.event_id) ?? []), d]);
-  return {
-    object: 'list',
-    data: rows.map((row) => eventView(ctx, row, byEvent.get(row.id) ?? [])),
-    has_more: hasMore,
-  };
+  return listView(
+    rows.map((row) => eventView(ctx, row, byEvent.get(row.id) ?? [])),
+    hasMore,
+  );
 }
 
 export async function getEventView(

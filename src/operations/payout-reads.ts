@@ -1,4 +1,4 @@
-import { invalid, notFound } from '../domain/errors.ts';
+import { notFound } from '../domain/errors.ts';
 import type { ListPayoutsFilter, PayoutLinesFilter, PayoutLineView, PayoutView } from '../schemas/payouts.ts';
 import type { Queryable } from '../store/db.ts';
 import {
@@ -10,27 +10,11 @@ import {
 } from '../store/payouts.ts';
 import type { Owner } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
+import { instant, type ListView, listView, pageFilterOf } from './list-view.ts';
 import { LINES_IN_LISTS_AND_EVENTS, LINES_IN_PAYOUT, payoutLineView, payoutView } from './payout-view.ts';
 import type { MerchantPrincipal } from './principal.ts';
 
 const ownerOf = (m: MerchantPrincipal): Owner => ({ merchantId: m.merchantId, livemode: m.livemode });
-
-/** The schema's date-time format admits forms Date cannot read (a leap second: 23:59:60). */
-function instant(text: string | undefined, param: string): Date | undefined {
-  if (text === undefined) return undefined;
-  const date = new Date(text);
-  if (Number.isNaN(date.getTime())) throw invalid(param, `${param} must be a valid date-time.`);
-  return date;
-}
-
-function oneDirection(filter: { starting_after?: string; ending_before?: string }): void {
-  if (filter.starting_after !== undefined && filter.ending_before !== undefined) {
-    throw invalid(
-      'ending_before',
-      'Give starting_after or ending_before, not both: they page in opposite directions.',
-    );
-  }
-}
 
 /** A payout of the caller's environment with its first lines (the rest: listPayoutLineViews). */
 export async function payoutViewOf(q: Queryable, owner: Owner, id: string): Promise<PayoutView> {
@@ -51,12 +35,9 @@ export async function listPayoutViews(
   ctx: ServiceContext,
   merchant: MerchantPrincipal,
   filter: ListPayoutsFilter,
-): Promise<{ object: 'list'; data: PayoutView[]; has_more: boolean }> {
-  oneDirection(filter);
+): Promise<ListView<PayoutView>> {
   const { rows, hasMore } = await listPayouts(ctx.db, ownerOf(merchant), {
-    limit: filter.limit ?? 20,
-    startingAfter: filter.starting_after,
-    endingBefore: filter.ending_before,
+    ...pageFilterOf(filter),
     status: filter.status,
     createdGte: instant(filter['created[gte]'], 'created[gte]'),
     createdLt: instant(filter['created[lt]'], 'created[lt]'),
@@ -71,11 +52,10 @@ export async function listPayoutViews(
     if (of) of.push(line);
     else lines.set(line.payout_id, [line]);
   }
-  return {
-    object: 'list',
-    data: rows.map((row) => payoutView(row, lines.get(row.id) ?? [], LINES_IN_LISTS_AND_EVENTS)),
-    has_more: hasMore,
-  };
+  return listView(
+    rows.map((row) => payoutView(row, lines.get(row.id) ?? [], LINES_IN_LISTS_AND_EVENTS)),
+    hasMore,
+  );
 }
 
 /** Every line of a payout, a page at a time, newest transaction first; cursors are transaction ids. */
@@ -84,18 +64,13 @@ export async function listPayoutLineViews(
   merchant: MerchantPrincipal,
   id: string,
   filter: PayoutLinesFilter,
-): Promise<{ object: 'list'; data: PayoutLineView[]; has_more: boolean }> {
-  oneDirection(filter);
+): Promise<ListView<PayoutLineView>> {
+  const page = pageFilterOf(filter);
   const payout = await findPayout(ctx.db, ownerOf(merchant), id);
   if (!payout) throw notFound('payout', id);
-  const { rows, hasMore } = await listPayoutLines(ctx.db, id, {
-    limit: filter.limit ?? 20,
-    startingAfter: filter.starting_after,
-    endingBefore: filter.ending_before,
-  });
-  return {
-    object: 'list',
-    data: rows.map((line) => payoutLineView(line, payout.currency)),
-    has_more: hasMore,
-  };
+  const { rows, hasMore } = await listPayoutLines(ctx.db, id, page);
+  return listView(
+    rows.map((line) => payoutLineView(line, payout.currency)),
+    hasMore,
+  );
 }

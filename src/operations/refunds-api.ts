@@ -9,6 +9,7 @@ import { lockTransactions } from '../store/transaction-state.ts';
 import type { TransactionRow } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
+import { type ListView, listView, pageFilterOf } from './list-view.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { startRefund } from './refund-moves.ts';
@@ -127,19 +128,14 @@ export async function listRefundViews(
   ctx: ServiceContext,
   merchant: MerchantPrincipal,
   filter: ListRefundsFilter,
-): Promise<{ object: 'list'; data: RefundView[]; has_more: boolean }> {
-  if (filter.starting_after !== undefined && filter.ending_before !== undefined) {
-    throw invalid(
-      'ending_before',
-      'Give starting_after or ending_before, not both: they page in opposite directions.',
-    );
-  }
+): Promise<ListView<RefundView>> {
   const { rows, hasMore } = await listRefunds(ctx.db, ownerOf(merchant), {
-    limit: filter.limit ?? 20,
-    startingAfter: filter.starting_after,
-    endingBefore: filter.ending_before,
+    ...pageFilterOf(filter),
     transactionId: filter.service_transaction_id,
     status: filter.status,
   });
-  return { object: 'list', data: rows.map((row) => refundView(row, row)), has_more: hasMore };
+  return listView(
+    rows.map((row) => refundView(row, row)),
+    hasMore,
+  );
 }

@@ -21,6 +21,7 @@ import {
 } from '../store/webhook-endpoints.ts';
 import type { ServiceContext } from './context.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
+import { type ListView, listView, pageFilterOf } from './list-view.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { ensureWebhookSecret } from './webhook-secret.ts';
@@ -124,19 +125,9 @@ export async function listWebhookEndpoints(
   ctx: ServiceContext,
   merchant: MerchantPrincipal,
   filter: ListWebhookEndpointsFilter,
-): Promise<{ object: 'list'; data: WebhookEndpointView[]; has_more: boolean }> {
-  if (filter.starting_after !== undefined && filter.ending_before !== undefined) {
-    throw invalid(
-      'ending_before',
-      'Give starting_after or ending_before, not both: they page in opposite directions.',
-    );
-  }
-  const { rows, hasMore } = await listEndpoints(ctx.db, ownerOf(merchant), {
-    limit: filter.limit ?? 20,
-    startingAfter: filter.starting_after,
-    endingBefore: filter.ending_before,
-  });
-  return { object: 'list', data: rows.map(endpointView), has_more: hasMore };
+): Promise<ListView<WebhookEndpointView>> {
+  const { rows, hasMore } = await listEndpoints(ctx.db, ownerOf(merchant), pageFilterOf(filter));
+  return listView(rows.map(endpointView), hasMore);
 }
 
 /**

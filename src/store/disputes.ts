@@ -1,4 +1,5 @@
 import type { Queryable } from './db.ts';
+import { conditions, keysetPage, type Page, type PageFilter } from './paging.ts';
 
 export type DisputeStatus = 'open' | 'under_review' | 'resolved' | 'withdrawn';
 export type DisputeReason = 'not_received' | 'not_as_described' | 'damaged' | 'unauthorized' | 'other';
@@ -140,42 +141,26 @@ export async function hasFailedDisputeRefund(q: Queryable, disputeId: string): P
   return rows.length > 0;
 }
 
-export interface DisputeListFilter {
+export interface DisputeListFilter extends PageFilter {
   /** Undefined for the operator's list across merchants (unless it asks for one). */
   merchantId?: string;
   livemode?: boolean;
   status?: DisputeStatus;
   transactionId?: string;
-  limit: number;
-  startingAfter?: string;
-  endingBefore?: string;
 }
 
 /** Disputes newest first, paged by id (ids sort by creation time). */
-export async function listDisputes(
-  q: Queryable,
-  filter: DisputeListFilter,
-): Promise<{ rows: DisputeRow[]; hasMore: boolean }> {
-  const where: string[] = [];
-  const params: unknown[] = [];
-  const add = (clause: string, value: unknown) => {
-    params.push(value);
-    where.push(clause.replace('?', `$${params.length}`));
-  };
-  if (filter.merchantId !== undefined) add('merchant_id = ?', filter.merchantId);
-  if (filter.livemode !== undefined) add('livemode = ?', filter.livemode);
-  if (filter.status !== undefined) add('status = ?', filter.status);
-  if (filter.transactionId !== undefined) add('transaction_id = ?', filter.transactionId);
-  const backwards = filter.endingBefore !== undefined && filter.startingAfter === undefined;
-  if (filter.startingAfter !== undefined) add('id < ?', filter.startingAfter);
-  else if (filter.endingBefore !== undefined) add('id > ?', filter.endingBefore);
-  params.push(filter.limit + 1);
+export async function listDisputes(q: Queryable, filter: DisputeListFilter): Promise<Page<DisputeRow>> {
+  const c = conditions();
+  if (filter.merchantId !== undefined) c.add('merchant_id = ?', filter.merchantId);
+  if (filter.livemode !== undefined) c.add('livemode = ?', filter.livemode);
+  if (filter.status !== undefined) c.add('status = ?', filter.status);
+  if (filter.transactionId !== undefined) c.add('transaction_id = ?', filter.transactionId);
+  const page = keysetPage(c, 'id', filter);
   const { rows } = await q.query<DisputeRow>(
-    `SELECT * FROM disputes ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY id ${backwards ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
-    params,
+    `SELECT * FROM disputes ${c.where.length > 0 ? `WHERE ${c.where.join(' AND ')}` : ''}
+      ORDER BY id ${page.order} LIMIT ${page.limit}`,
+    c.params,
   );
-  const hasMore = rows.length > filter.limit;
-  const page = rows.slice(0, filter.limit);
-  return { rows: backwards ? page.reverse() : page, hasMore };
+  return page.page(rows);
 }

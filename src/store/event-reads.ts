@@ -1,5 +1,6 @@
 import { idTimeFloor } from '../domain/ids.ts';
 import type { Queryable } from './db.ts';
+import { conditions, keysetPage, type Page, type PageFilter } from './paging.ts';
 import type { Owner } from './transactions.ts';
 
 /** Reading and purging the outbox (writing it is store/events.ts). */
@@ -21,10 +22,7 @@ export async function findEvent(q: Queryable, owner: Owner, id: string): Promise
   return rows[0];
 }
 
-export interface EventListFilter {
-  limit: number;
-  startingAfter?: string;
-  endingBefore?: string;
+export interface EventListFilter extends PageFilter {
   type?: string;
   serviceTransactionId?: string;
   /** Only events whose latest delivery to some target failed. */
@@ -36,36 +34,26 @@ export async function listEvents(
   q: Queryable,
   owner: Owner,
   filter: EventListFilter,
-): Promise<{ rows: EventRow[]; hasMore: boolean }> {
-  const where = ['e.merchant_id = $1', 'e.livemode = $2'];
-  const params: unknown[] = [owner.merchantId, owner.livemode];
-  const add = (clause: string, value: unknown) => {
-    params.push(value);
-    where.push(clause.replaceAll('?', `$${params.length}`));
-  };
-  if (filter.type !== undefined) add('e.type = ?', filter.type);
+): Promise<Page<EventRow>> {
+  const c = conditions(['e.merchant_id = $1', 'e.livemode = $2'], [owner.merchantId, owner.livemode]);
+  if (filter.type !== undefined) c.add('e.type = ?', filter.type);
   if (filter.serviceTransactionId !== undefined)
-    add('e.service_transaction_id = ?', filter.serviceTransactionId);
+    c.add('e.service_transaction_id = ?', filter.serviceTransactionId);
   if (filter.deliveryFailed === true) {
-    where.push(`e.id IN (SELECT d.event_id FROM webhook_deliveries d
+    c.where.push(`e.id IN (SELECT d.event_id FROM webhook_deliveries d
                           WHERE d.merchant_id = $1 AND d.livemode = $2 AND d.status = 'failed'
                             AND d.superseded_by IS NULL)`);
   } else if (filter.deliveryFailed === false) {
-    where.push(`NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+    c.where.push(`NOT EXISTS (SELECT 1 FROM webhook_deliveries d
                              WHERE d.event_id = e.id AND d.status = 'failed' AND d.superseded_by IS NULL)`);
   }
-  const backwards = filter.endingBefore !== undefined && filter.startingAfter === undefined;
-  if (filter.startingAfter !== undefined) add('e.id < ?', filter.startingAfter);
-  else if (filter.endingBefore !== undefined) add('e.id > ?', filter.endingBefore);
-  params.push(filter.limit + 1);
+  const page = keysetPage(c, 'e.id', filter);
   const { rows } = await q.query<EventRow>(
-    `SELECT e.* FROM events e WHERE ${where.join(' AND ')}
-      ORDER BY e.id ${backwards ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
-    params,
+    `SELECT e.* FROM events e WHERE ${c.where.join(' AND ')}
+      ORDER BY e.id ${page.order} LIMIT ${page.limit}`,
+    c.params,
   );
-  const hasMore = rows.length > filter.limit;
-  const page = rows.slice(0, filter.limit);
-  return { rows: backwards ? page.reverse() : page, hasMore };
+  return page.page(rows);
 }
 
 /**

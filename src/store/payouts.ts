@@ -1,5 +1,6 @@
 import type { PayoutDestination, PayoutMethod } from '../rails/payout.ts';
 import type { Queryable } from './db.ts';
+import { conditions, keysetPage, type Page, type PageFilter } from './paging.ts';
 import type { Owner, TransactionRow } from './transactions.ts';
 
 export type PayoutStatus = 'pending' | 'in_transit' | 'paid' | 'failed' | 'reversed';
@@ -238,10 +239,7 @@ export async function releasedTransactionsOf(q: Queryable, payoutId: string): Pr
   return rows;
 }
 
-export interface PayoutListFilter {
-  limit: number;
-  startingAfter?: string;
-  endingBefore?: string;
+export interface PayoutListFilter extends PageFilter {
   status?: string;
   createdGte?: Date;
   createdLt?: Date;
@@ -252,28 +250,18 @@ export async function listPayouts(
   q: Queryable,
   owner: Owner,
   filter: PayoutListFilter,
-): Promise<{ rows: PayoutRow[]; hasMore: boolean }> {
-  const where = ['merchant_id = $1', 'livemode = $2'];
-  const params: unknown[] = [owner.merchantId, owner.livemode];
-  const add = (clause: string, value: unknown) => {
-    params.push(value);
-    where.push(clause.replace('?', `$${params.length}`));
-  };
-  if (filter.status !== undefined) add('status = ?', filter.status);
-  if (filter.createdGte !== undefined) add('created_at >= ?', filter.createdGte);
-  if (filter.createdLt !== undefined) add('created_at < ?', filter.createdLt);
-  const backwards = filter.endingBefore !== undefined && filter.startingAfter === undefined;
-  if (filter.startingAfter !== undefined) add('id < ?', filter.startingAfter);
-  else if (filter.endingBefore !== undefined) add('id > ?', filter.endingBefore);
-  params.push(filter.limit + 1);
+): Promise<Page<PayoutRow>> {
+  const c = conditions(['merchant_id = $1', 'livemode = $2'], [owner.merchantId, owner.livemode]);
+  if (filter.status !== undefined) c.add('status = ?', filter.status);
+  if (filter.createdGte !== undefined) c.add('created_at >= ?', filter.createdGte);
+  if (filter.createdLt !== undefined) c.add('created_at < ?', filter.createdLt);
+  const page = keysetPage(c, 'id', filter);
   const { rows } = await q.query<PayoutRow>(
-    `SELECT * FROM payouts WHERE ${where.join(' AND ')}
-      ORDER BY id ${backwards ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
-    params,
+    `SELECT * FROM payouts WHERE ${c.where.join(' AND ')}
+      ORDER BY id ${page.order} LIMIT ${page.limit}`,
+    c.params,
   );
-  const hasMore = rows.length > filter.limit;
-  const page = rows.slice(0, filter.limit);
-  return { rows: backwards ? page.reverse() : page, hasMore };
+  return page.page(rows);
 }
 
 /**
@@ -308,32 +296,21 @@ export async function firstLinesOf(
 export async function listPayoutLines(
   q: Queryable,
   payoutId: string,
-  filter: { limit: number; startingAfter?: string; endingBefore?: string },
-): Promise<{ rows: PayoutLineDetail[]; hasMore: boolean }> {
-  const backwards = filter.endingBefore !== undefined && filter.startingAfter === undefined;
-  const params: unknown[] = [payoutId];
-  let cursor = '';
-  if (filter.startingAfter !== undefined) {
-    params.push(filter.startingAfter);
-    cursor = 'AND pl.transaction_id < $2';
-  } else if (filter.endingBefore !== undefined) {
-    params.push(filter.endingBefore);
-    cursor = 'AND pl.transaction_id > $2';
-  }
-  params.push(filter.limit + 1);
+  filter: PageFilter,
+): Promise<Page<PayoutLineDetail>> {
+  const c = conditions(['pl.payout_id = $1'], [payoutId]);
+  const page = keysetPage(c, 'pl.transaction_id', filter);
   const { rows } = await q.query<PayoutLineDetail>(
     `SELECT l.payout_id, l.transaction_id, l.amount_minor, t.merchant_reference, t.merchant_order_id
        FROM (SELECT pl.payout_id, pl.transaction_id, pl.amount_minor FROM payout_lines pl
-              WHERE pl.payout_id = $1 ${cursor}
-              ORDER BY pl.transaction_id ${backwards ? 'ASC' : 'DESC'}
-              LIMIT $${params.length}) l
+              WHERE ${c.where.join(' AND ')}
+              ORDER BY pl.transaction_id ${page.order}
+              LIMIT ${page.limit}) l
        JOIN transactions t ON t.id = l.transaction_id
-      ORDER BY l.transaction_id ${backwards ? 'ASC' : 'DESC'}`,
-    params,
+      ORDER BY l.transaction_id ${page.order}`,
+    c.params,
   );
-  const hasMore = rows.length > filter.limit;
-  const page = rows.slice(0, filter.limit);
-  return { rows: backwards ? page.reverse() : page, hasMore };
+  return page.page(rows);
 }
 
 /** The status of the environment's latest payout (undefined when it has none). */

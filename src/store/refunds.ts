@@ -1,4 +1,5 @@
 import type { Queryable } from './db.ts';
+import { conditions, keysetPage, type Page, type PageFilter } from './paging.ts';
 
 export type RefundStatus = 'pending' | 'succeeded' | 'failed';
 export type RefundOrigin = 'api' | 'cancel' | 'dispute';
@@ -117,10 +118,7 @@ export async function findOwnedRefund(
   return rows[0];
 }
 
-export interface RefundListFilter {
-  limit: number;
-  startingAfter?: string;
-  endingBefore?: string;
+export interface RefundListFilter extends PageFilter {
   transactionId?: string;
   status?: RefundStatus;
 }
@@ -130,27 +128,17 @@ export async function listRefunds(
   q: Queryable,
   owner: Owner,
   filter: RefundListFilter,
-): Promise<{ rows: RefundWithRefs[]; hasMore: boolean }> {
-  const where = ['r.merchant_id = $1', 'r.livemode = $2'];
-  const params: unknown[] = [owner.merchantId, owner.livemode];
-  const add = (clause: string, value: unknown) => {
-    params.push(value);
-    where.push(clause.replace('?', `$${params.length}`));
-  };
-  if (filter.transactionId !== undefined) add('r.transaction_id = ?', filter.transactionId);
-  if (filter.status !== undefined) add('r.status = ?', filter.status);
-  const backwards = filter.endingBefore !== undefined && filter.startingAfter === undefined;
-  if (filter.startingAfter !== undefined) add('r.id < ?', filter.startingAfter);
-  else if (filter.endingBefore !== undefined) add('r.id > ?', filter.endingBefore);
-  params.push(filter.limit + 1);
+): Promise<Page<RefundWithRefs>> {
+  const c = conditions(['r.merchant_id = $1', 'r.livemode = $2'], [owner.merchantId, owner.livemode]);
+  if (filter.transactionId !== undefined) c.add('r.transaction_id = ?', filter.transactionId);
+  if (filter.status !== undefined) c.add('r.status = ?', filter.status);
+  const page = keysetPage(c, 'r.id', filter);
   const { rows } = await q.query<RefundWithRefs>(
-    `${WITH_REFS} WHERE ${where.join(' AND ')}
-      ORDER BY r.id ${backwards ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
-    params,
+    `${WITH_REFS} WHERE ${c.where.join(' AND ')}
+      ORDER BY r.id ${page.order} LIMIT ${page.limit}`,
+    c.params,
   );
-  const hasMore = rows.length > filter.limit;
-  const page = rows.slice(0, filter.limit);
-  return { rows: backwards ? page.reverse() : page, hasMore };
+  return page.page(rows);
 }
 
 /** How many days after release the merchant agreement allows refunds from the merchant's balance. */

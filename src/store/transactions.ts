@@ -1,5 +1,6 @@
 import type { Queryable } from './db.ts';
 import type { NewEvent } from './events.ts';
+import { conditions, keysetPage, type Page, type PageFilter } from './paging.ts';
 import type { PaymentLinkRow } from './payment-links.ts';
 
 export interface TransactionRow {
@@ -192,10 +193,7 @@ export async function findTransactionByReference(
   return rows[0];
 }
 
-export interface TransactionListFilter {
-  limit: number;
-  startingAfter?: string;
-  endingBefore?: string;
+export interface TransactionListFilter extends PageFilter {
   status?: string;
   merchantReference?: string;
   merchantOrderId?: string;
@@ -208,28 +206,18 @@ export async function listTransactions(
   q: Queryable,
   owner: Owner,
   filter: TransactionListFilter,
-): Promise<{ rows: TransactionRow[]; hasMore: boolean }> {
-  const where = ['merchant_id = $1', 'livemode = $2'];
-  const params: unknown[] = [owner.merchantId, owner.livemode];
-  const add = (clause: string, value: unknown) => {
-    params.push(value);
-    where.push(clause.replace('?', `$${params.length}`));
-  };
-  if (filter.status !== undefined) add('status = ?', filter.status);
-  if (filter.merchantReference !== undefined) add('merchant_reference = ?', filter.merchantReference);
-  if (filter.merchantOrderId !== undefined) add('merchant_order_id = ?', filter.merchantOrderId);
-  if (filter.createdGte !== undefined) add('created_at >= ?', filter.createdGte);
-  if (filter.createdLt !== undefined) add('created_at < ?', filter.createdLt);
-  const backwards = filter.endingBefore !== undefined && filter.startingAfter === undefined;
-  if (filter.startingAfter !== undefined) add('id < ?', filter.startingAfter);
-  else if (filter.endingBefore !== undefined) add('id > ?', filter.endingBefore);
-  params.push(filter.limit + 1);
+): Promise<Page<TransactionRow>> {
+  const c = conditions(['merchant_id = $1', 'livemode = $2'], [owner.merchantId, owner.livemode]);
+  if (filter.status !== undefined) c.add('status = ?', filter.status);
+  if (filter.merchantReference !== undefined) c.add('merchant_reference = ?', filter.merchantReference);
+  if (filter.merchantOrderId !== undefined) c.add('merchant_order_id = ?', filter.merchantOrderId);
+  if (filter.createdGte !== undefined) c.add('created_at >= ?', filter.createdGte);
+  if (filter.createdLt !== undefined) c.add('created_at < ?', filter.createdLt);
+  const page = keysetPage(c, 'id', filter);
   const { rows } = await q.query<TransactionRow>(
-    `SELECT * FROM transactions WHERE ${where.join(' AND ')}
-      ORDER BY id ${backwards ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
-    params,
+    `SELECT * FROM transactions WHERE ${c.where.join(' AND ')}
+      ORDER BY id ${page.order} LIMIT ${page.limit}`,
+    c.params,
   );
-  const hasMore = rows.length > filter.limit;
-  const page = rows.slice(0, filter.limit);
-  return { rows: backwards ? page.reverse() : page, hasMore };
+  return page.page(rows);
 }

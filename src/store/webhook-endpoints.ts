@@ -1,4 +1,5 @@
 import type { Queryable } from './db.ts';
+import { conditions, keysetPage, type Page, type PageFilter } from './paging.ts';
 import type { Owner } from './transactions.ts';
 
 export interface WebhookEndpointRow {
@@ -71,30 +72,23 @@ export async function countEndpoints(q: Queryable, owner: Owner): Promise<number
   return Number(rows[0]?.n ?? 0n);
 }
 
-export interface EndpointListFilter {
-  limit: number;
-  startingAfter?: string;
-  endingBefore?: string;
-}
-
 /** Newest first, with id cursors like every list; one extra row tells has_more. */
 export async function listEndpoints(
   q: Queryable,
   owner: Owner,
-  filter: EndpointListFilter,
-): Promise<{ rows: WebhookEndpointRow[]; hasMore: boolean }> {
-  const backwards = filter.endingBefore !== undefined && filter.startingAfter === undefined;
-  const cursor = filter.startingAfter ?? filter.endingBefore ?? null;
-  const { rows } = await q.query<WebhookEndpointRow>(
-    `SELECT * FROM webhook_endpoints
-      WHERE merchant_id = $1 AND livemode = $2 AND deleted_at IS NULL
-        AND ($3::text IS NULL OR ${backwards ? 'id > $3' : 'id < $3'})
-      ORDER BY id ${backwards ? 'ASC' : 'DESC'} LIMIT $4`,
-    [owner.merchantId, owner.livemode, cursor, filter.limit + 1],
+  filter: PageFilter,
+): Promise<Page<WebhookEndpointRow>> {
+  const c = conditions(
+    ['merchant_id = $1', 'livemode = $2', 'deleted_at IS NULL'],
+    [owner.merchantId, owner.livemode],
   );
-  const hasMore = rows.length > filter.limit;
-  const page = rows.slice(0, filter.limit);
-  return { rows: backwards ? page.reverse() : page, hasMore };
+  const page = keysetPage(c, 'id', filter);
+  const { rows } = await q.query<WebhookEndpointRow>(
+    `SELECT * FROM webhook_endpoints WHERE ${c.where.join(' AND ')}
+      ORDER BY id ${page.order} LIMIT ${page.limit}`,
+    c.params,
+  );
+  return page.page(rows);
 }
 
 export interface EndpointChanges {
