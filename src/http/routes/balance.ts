@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { getBalance } from '../../operations/balance.ts';
 import { BalanceObject } from '../../schemas/balance.ts';
-import { keyedErrorResponses } from '../../schemas/common.ts';
 import { merchantOf } from '../auth.ts';
+import { answers, keyedRoute } from '../keyed-route.ts';
 import type { RouteDeps } from './deps.ts';
 
 export const balanceRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { ctx }) => {
@@ -11,13 +11,12 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'payouts:read' },
       schema: {
-        tags: ['Balance'],
+        ...keyedRoute('Balance'),
         summary: 'The money of this environment, per currency',
         description:
           'Recomputed from the journal: held, approved_for_release, in_transit, paid_out, refund_pending, ' +
           'refunded and merchant_balance (negative when the merchant owes), in major and minor units.',
-        security: [{ bearerAuth: [] }],
-        response: { 200: BalanceObject, ...keyedErrorResponses },
+        response: answers(BalanceObject),
       },
     },
     async (request) => getBalance(ctx, merchantOf(request)),

@@ -12,13 +12,7 @@ import { evidenceFileHeaders } from '../../operations/dispute-evidence.ts';
 import { createDispute } from '../../operations/dispute-open.ts';
 import { resolveDispute } from '../../operations/dispute-resolve.ts';
 import { idempotencyKeyOf } from '../../operations/idempotent.ts';
-import {
-  ErrorEnvelope,
-  IdempotencyHeaders,
-  IdParams,
-  keyedErrorResponses,
-  listOf,
-} from '../../schemas/common.ts';
+import { ErrorEnvelope, IdParams, keyedErrorResponses, listOf } from '../../schemas/common.ts';
 import {
   CreateDisputeBody,
   DisputeObject,
@@ -31,9 +25,15 @@ import {
 } from '../../schemas/disputes.ts';
 import { installMultipart, readMultipartForm } from '../../web/form-body.ts';
 import { merchantOf, principalOf } from '../auth.ts';
+import {
+  answers,
+  createdAnswers,
+  idempotentPost,
+  keyedRoute,
+  replyCreated,
+  replyReplayed,
+} from '../keyed-route.ts';
 import type { RouteDeps } from './deps.ts';
-
-const security = [{ bearerAuth: [] }];
 
 /** The evidence of one request: a JSON body (text or URL) or a multipart form with one file. */
 async function evidenceOf(request: FastifyRequest): Promise<{ evidence: EvidenceInput; bodyKey?: string }> {
@@ -60,17 +60,15 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'disputes:write' },
       schema: {
-        tags: ['Disputes'],
+        ...idempotentPost('Disputes'),
         summary: 'Open a dispute',
         description:
           'Opens a dispute on a reserved or delivered transaction (→ disputed / under_review; its auto-release ' +
           'is frozen). opened_by is seller (the merchant side). The parties have until evidence_due_by (opened + 7 ' +
           'days) to add evidence; then the case goes under review. Any other transaction state, or a dispute ' +
           'already open, is 409. Idempotent with a key: 201 first, 200 with Idempotent-Replayed on a repeat.',
-        security,
-        headers: IdempotencyHeaders,
         body: CreateDisputeBody,
-        response: { 200: DisputeObject, 201: DisputeObject, ...keyedErrorResponses },
+        response: createdAnswers(DisputeObject),
       },
     },
     async (request, reply) => {
@@ -80,8 +78,8 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
         request.body,
         request.headers['idempotency-key'],
       );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(result.replayed ? 200 : 201).send(result.dispute);
+      replyCreated(reply, result);
+      return result.dispute;
     },
   );
 
@@ -90,12 +88,11 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'disputes:read', operatorToo: true },
       schema: {
-        tags: ['Disputes'],
+        ...keyedRoute('Disputes'),
         summary: 'Retrieve a dispute with its evidence',
         description: "A merchant key sees its own environment's disputes; the operator's key every dispute.",
-        security,
         params: IdParams,
-        response: { 200: DisputeObject, ...keyedErrorResponses },
+        response: answers(DisputeObject),
       },
     },
     async (request) => getDispute(ctx, principalOf(request), request.params.id),
@@ -106,15 +103,14 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'disputes:read', operatorToo: true },
       schema: {
-        tags: ['Disputes'],
+        ...keyedRoute('Disputes'),
         summary: 'List disputes, newest first',
         description:
           "Filters: status, service_transaction_id. A merchant key lists its own environment's disputes; the " +
           "operator's key lists every merchant's in both environments, and may narrow them with merchant_id " +
           'and livemode (a merchant key giving those is 400).',
-        security,
         querystring: ListDisputesQuery,
-        response: { 200: listOf(DisputeObject), ...keyedErrorResponses },
+        response: answers(listOf(DisputeObject)),
       },
     },
     async (request) => listDisputeViews(ctx, principalOf(request), request.query),
@@ -125,7 +121,7 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'operator' },
       schema: {
-        tags: ['Disputes'],
+        ...idempotentPost('Disputes'),
         summary: 'Resolve a dispute (operator key only)',
         description:
           "The outcome is the operator's: a merchant key gets 403 permission_denied. seller: all that is held is " +
@@ -133,11 +129,9 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
           '(refunded / refund_pending, then refunded when the rail pays). split: amount_to_seller is approved and ' +
           'the rest refunded; give amount_to_seller or amount_to_buyer (the other is the rest) or both adding up ' +
           'to what is held, each above 0. A decided dispute is 409. Idempotent with a key.',
-        security,
         params: IdParams,
-        headers: IdempotencyHeaders,
         body: ResolveDisputeBody,
-        response: { 200: DisputeObject, ...keyedErrorResponses },
+        response: answers(DisputeObject),
       },
     },
     async (request, reply) => {
@@ -147,7 +141,7 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
         request.body,
         request.headers['idempotency-key'],
       );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+      replyReplayed(reply, result);
       return result.dispute;
     },
   );
@@ -157,13 +151,12 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'disputes:read', operatorToo: true },
       schema: {
-        tags: ['Disputes'],
+        ...keyedRoute('Disputes'),
         summary: 'Download an evidence file',
         description:
           "To the dispute's merchant (same environment) and the operator; anyone else gets 404. Served as an " +
           "attachment with the type read from the file's bytes when it was uploaded, X-Content-Type-Options: " +
           "nosniff, Content-Security-Policy: default-src 'none'; sandbox, and Cache-Control: private, no-store.",
-        security,
         params: EvidenceFileParams,
         response: {
           200: {
@@ -199,7 +192,7 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
       {
         config: { access: 'disputes:write', operatorToo: true },
         schema: {
-          tags: ['Disputes'],
+          ...idempotentPost('Disputes'),
           summary: 'Add evidence',
           description:
             'JSON { kind: text | url, content } (a URL must be absolute http or https), or multipart/form-data ' +
@@ -208,16 +201,14 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
             "optional 'description'. A merchant key adds the seller's evidence while the dispute is open and " +
             "before evidence_due_by (else 409); the operator's key adds the operator's until the dispute is " +
             'resolved. Emits dispute.updated and answers 200 with the dispute. Idempotent with a key.',
-          security,
           params: IdParams,
-          headers: IdempotencyHeaders,
           body: {
             content: {
               'application/json': { schema: EvidenceJsonBody },
               'multipart/form-data': { schema: EvidenceMultipartBody },
             },
           },
-          response: { 200: DisputeObject, 413: ErrorEnvelope, ...keyedErrorResponses },
+          response: { ...answers(DisputeObject), 413: ErrorEnvelope },
         },
       },
       async (request, reply) => {
@@ -230,7 +221,7 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
           evidence,
           key,
         );
-        if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+        replyReplayed(reply, result);
         return result.dispute;
       },
     );

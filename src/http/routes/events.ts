@@ -1,12 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { getEventView, listEventViews, redeliverEvent } from '../../operations/events-api.ts';
-import { IdempotencyHeaders, IdParams, keyedErrorResponses, listOf } from '../../schemas/common.ts';
+import { IdParams, listOf } from '../../schemas/common.ts';
 import { EventObject, ListEventsQuery, RedeliverBody } from '../../schemas/events.ts';
 import { merchantOf } from '../auth.ts';
+import { answers, idempotentPost, keyedRoute, replyReplayed } from '../keyed-route.ts';
 import type { RouteDeps } from './deps.ts';
-
-const TAGS = ['Events'];
-const security = [{ bearerAuth: [] }];
 
 export const eventRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { ctx }) => {
   app.get(
@@ -14,14 +12,13 @@ export const eventRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { c
     {
       config: { access: 'events:read' },
       schema: {
-        tags: TAGS,
+        ...keyedRoute('Events'),
         summary: 'List events (kept 30 days), newest first',
         description:
           'Filters: type, service_transaction_id, delivery_failed=true (events whose latest delivery to some target ' +
           'used up its five attempts). Each event carries its deliveries; GET /v1/events/{id} adds their attempts.',
-        security,
         querystring: ListEventsQuery,
-        response: { 200: listOf(EventObject), ...keyedErrorResponses },
+        response: answers(listOf(EventObject)),
       },
     },
     async (request) => listEventViews(ctx, merchantOf(request), request.query),
@@ -32,11 +29,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { c
     {
       config: { access: 'events:read' },
       schema: {
-        tags: TAGS,
+        ...keyedRoute('Events'),
         summary: 'Retrieve an event with its delivery attempts',
-        security,
         params: IdParams,
-        response: { 200: EventObject, ...keyedErrorResponses },
+        response: answers(EventObject),
       },
     },
     async (request) => getEventView(ctx, merchantOf(request), request.params.id),
@@ -47,16 +43,14 @@ export const eventRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { c
     {
       config: { access: 'webhooks:write' },
       schema: {
-        tags: TAGS,
+        ...idempotentPost('Events'),
         summary: 'Send an event again',
         description:
           'Sends it now to its current targets with a fresh set of five attempts. A target still waiting for a retry ' +
           'is made due now instead, so repeating the call never queues the event twice.',
-        security,
         params: IdParams,
-        headers: IdempotencyHeaders,
         body: RedeliverBody,
-        response: { 200: EventObject, ...keyedErrorResponses },
+        response: answers(EventObject),
       },
     },
     async (request, reply) => {
@@ -67,7 +61,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { c
         request.body,
         request.headers['idempotency-key'],
       );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+      replyReplayed(reply, result);
       return result.event;
     },
   );

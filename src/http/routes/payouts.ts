@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { getPayout, listPayoutLineViews, listPayoutViews } from '../../operations/payout-reads.ts';
 import { getPayoutSettings, updatePayoutSettings } from '../../operations/payout-settings.ts';
-import { IdempotencyHeaders, IdParams, keyedErrorResponses, listOf } from '../../schemas/common.ts';
+import { IdParams, listOf } from '../../schemas/common.ts';
 import {
   ListPayoutsQuery,
   PayoutLineObject,
@@ -11,6 +11,7 @@ import {
   PayoutSettingsObject,
 } from '../../schemas/payouts.ts';
 import { merchantOf } from '../auth.ts';
+import { answers, idempotentPost, keyedRoute, replyReplayed } from '../keyed-route.ts';
 import type { RouteDeps } from './deps.ts';
 
 export const payoutRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { ctx }) => {
@@ -19,14 +20,13 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
     {
       config: { access: 'payouts:read' },
       schema: {
-        tags: ['Payouts'],
+        ...keyedRoute('Payouts'),
         summary: 'Retrieve the payout method and schedule',
         description:
           "The key's environment. In test mode, until settings are saved, payouts go to the simulated M-Pesa " +
           'number +254700000000 (simulated: true); in live mode method is null until one is saved, and approved ' +
           'funds wait. The destination is masked (last four digits).',
-        security: [{ bearerAuth: [] }],
-        response: { 200: PayoutSettingsObject, ...keyedErrorResponses },
+        response: answers(PayoutSettingsObject),
       },
     },
     async (request) => getPayoutSettings(ctx, merchantOf(request)),
@@ -37,17 +37,15 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
     {
       config: { access: 'payouts:write' },
       schema: {
-        tags: ['Payouts'],
+        ...idempotentPost('Payouts'),
         summary: 'Set the payout method and schedule',
         description:
           'Replaces the settings of the key\'s environment: { method: "mobile_money", phone } or { method: ' +
           '"bank_transfer", bank_code, account_number }, and schedule "instant" or "daily" (default). With approved ' +
           'funds waiting, a run follows at once on the instant schedule or when the latest payout failed, else at ' +
           'the next midnight UTC. Accepts an idempotency key.',
-        security: [{ bearerAuth: [] }],
-        headers: IdempotencyHeaders,
         body: PayoutSettingsBody,
-        response: { 200: PayoutSettingsObject, ...keyedErrorResponses },
+        response: answers(PayoutSettingsObject),
       },
     },
     async (request, reply) => {
@@ -57,7 +55,7 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
         request.body,
         request.headers['idempotency-key'],
       );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+      replyReplayed(reply, result);
       return result.settings;
     },
   );
@@ -67,12 +65,11 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
     {
       config: { access: 'payouts:read' },
       schema: {
-        tags: ['Payouts'],
+        ...keyedRoute('Payouts'),
         summary: 'List payouts, newest first',
         description: 'Each payout embeds its first 100 lines; lines_has_more tells whether it has more.',
-        security: [{ bearerAuth: [] }],
         querystring: ListPayoutsQuery,
-        response: { 200: listOf(PayoutObject), ...keyedErrorResponses },
+        response: answers(listOf(PayoutObject)),
       },
     },
     async (request) => listPayoutViews(ctx, merchantOf(request), request.query),
@@ -83,12 +80,11 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
     {
       config: { access: 'payouts:read' },
       schema: {
-        tags: ['Payouts'],
+        ...keyedRoute('Payouts'),
         summary: 'Retrieve a payout with its first 1,000 lines',
         description: 'All the lines of a bigger payout: GET /v1/payouts/{id}/lines.',
-        security: [{ bearerAuth: [] }],
         params: IdParams,
-        response: { 200: PayoutObject, ...keyedErrorResponses },
+        response: answers(PayoutObject),
       },
     },
     async (request) => getPayout(ctx, merchantOf(request), request.params.id),
@@ -99,13 +95,12 @@ export const payoutRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
     {
       config: { access: 'payouts:read' },
       schema: {
-        tags: ['Payouts'],
+        ...keyedRoute('Payouts'),
         summary: "List a payout's lines, newest transaction first",
         description: 'Cursors (starting_after, ending_before) are service_transaction_ids.',
-        security: [{ bearerAuth: [] }],
         params: IdParams,
         querystring: PayoutLinesQuery,
-        response: { 200: listOf(PayoutLineObject), ...keyedErrorResponses },
+        response: answers(listOf(PayoutLineObject)),
       },
     },
     async (request) => listPayoutLineViews(ctx, merchantOf(request), request.params.id, request.query),

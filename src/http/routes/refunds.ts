@@ -1,12 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createRefund, getRefund, listRefundViews } from '../../operations/refunds-api.ts';
-import { IdempotencyHeaders, IdParams, keyedErrorResponses, listOf } from '../../schemas/common.ts';
+import { IdParams, listOf } from '../../schemas/common.ts';
 import { CreateRefundBody, ListRefundsQuery, RefundObject } from '../../schemas/refunds.ts';
 import { merchantOf } from '../auth.ts';
+import { answers, createdAnswers, idempotentPost, keyedRoute, replyCreated } from '../keyed-route.ts';
 import type { RouteDeps } from './deps.ts';
-
-const TAGS = ['Refunds'];
-const security = [{ bearerAuth: [] }];
 
 export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { ctx }) => {
   app.post(
@@ -14,7 +12,7 @@ export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
     {
       config: { access: 'refunds:write' },
       schema: {
-        tags: TAGS,
+        ...idempotentPost('Refunds'),
         summary: 'Refund a transaction, fully or in part',
         description:
           'Full by default (everything refundable); partial with amount. Held funds (reserved, delivered) come ' +
@@ -22,10 +20,8 @@ export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
           'refunds_after_release_days (default 30) of release. Answers 201 with a pending refund; the rail’s ' +
           'answer makes it succeeded or failed (events refund.succeeded, refund.failed). Other states: 409. ' +
           'Idempotent with a key (200 and Idempotent-Replayed: true on a repeat).',
-        security,
-        headers: IdempotencyHeaders,
         body: CreateRefundBody,
-        response: { 200: RefundObject, 201: RefundObject, ...keyedErrorResponses },
+        response: createdAnswers(RefundObject),
       },
     },
     async (request, reply) => {
@@ -35,8 +31,8 @@ export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
         request.body,
         request.headers['idempotency-key'],
       );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(result.replayed ? 200 : 201).send(result.refund);
+      replyCreated(reply, result);
+      return result.refund;
     },
   );
 
@@ -46,11 +42,10 @@ export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
       // No refunds:read scope: refunds are read with the transactions they belong to.
       config: { access: 'transactions:read' },
       schema: {
-        tags: TAGS,
+        ...keyedRoute('Refunds'),
         summary: 'Retrieve a refund',
-        security,
         params: IdParams,
-        response: { 200: RefundObject, ...keyedErrorResponses },
+        response: answers(RefundObject),
       },
     },
     async (request) => getRefund(ctx, merchantOf(request), request.params.id),
@@ -61,13 +56,12 @@ export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
     {
       config: { access: 'transactions:read' },
       schema: {
-        tags: TAGS,
+        ...keyedRoute('Refunds'),
         summary: 'List refunds, newest first',
         description:
           'Filters: service_transaction_id, status. Includes refunds made by cancels and disputes.',
-        security,
         querystring: ListRefundsQuery,
-        response: { 200: listOf(RefundObject), ...keyedErrorResponses },
+        response: answers(listOf(RefundObject)),
       },
     },
     async (request) => listRefundViews(ctx, merchantOf(request), request.query),

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { TSchema } from 'typebox';
 import { type TransactionVerb, transitionTransaction } from '../../operations/transition-transaction.ts';
-import { IdempotencyHeaders, IdParams, keyedErrorResponses } from '../../schemas/common.ts';
+import { IdParams } from '../../schemas/common.ts';
 import { TransactionObject } from '../../schemas/transaction.ts';
 import { ReleaseBody, TransitionBody } from '../../schemas/transaction-actions.ts';
 import { merchantOf } from '../auth.ts';
+import { answers, idempotentPost, replyReplayed } from '../keyed-route.ts';
 import type { RouteDeps } from './deps.ts';
 
 const VERBS: { verb: TransactionVerb; summary: string; description: string; body: TSchema }[] = [
@@ -46,14 +47,12 @@ export const transactionActionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = asy
       {
         config: { access: 'transactions:write' },
         schema: {
-          tags: ['Transactions'],
+          ...idempotentPost('Transactions'),
           summary,
           description: `${description} Any other state answers 409 conflict and changes nothing. Idempotent with a key.`,
-          security: [{ bearerAuth: [] }],
           params: IdParams,
-          headers: IdempotencyHeaders,
           body,
-          response: { 200: TransactionObject, ...keyedErrorResponses },
+          response: answers(TransactionObject),
         },
       },
       async (request, reply) => {
@@ -65,7 +64,7 @@ export const transactionActionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = asy
           request.body as { amount?: number; idempotency_key?: string },
           request.headers['idempotency-key'],
         );
-        if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+        replyReplayed(reply, result);
         return result.transaction;
       },
     );

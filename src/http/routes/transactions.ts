@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { createTransaction } from '../../operations/create-transaction.ts';
 import { getTransaction, listTransactionViews } from '../../operations/read-transactions.ts';
-import { IdempotencyHeaders, IdParams, keyedErrorResponses, listOf } from '../../schemas/common.ts';
+import { IdParams, listOf } from '../../schemas/common.ts';
 import {
   CreateTransactionBody,
   ListTransactionsQuery,
   TransactionObject,
 } from '../../schemas/transaction.ts';
 import { merchantOf } from '../auth.ts';
+import { answers, createdAnswers, idempotentPost, keyedRoute, replyCreated } from '../keyed-route.ts';
 import type { RouteDeps } from './deps.ts';
 
 export const transactionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { ctx }) => {
@@ -16,16 +17,14 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
     {
       config: { access: 'transactions:write' },
       schema: {
-        tags: ['Transactions'],
+        ...idempotentPost('Transactions'),
         summary: 'Create a protected transaction',
         description:
           'Accepts the flat and the nested shape. 201 on first create; a repeat with the same idempotency key ' +
           '(Idempotency-Key header or idempotency_key field) or the same merchant_reference and the same body ' +
           'answers 200 with Idempotent-Replayed: true; the same key or reference with a different body is 409.',
-        security: [{ bearerAuth: [] }],
-        headers: IdempotencyHeaders,
         body: CreateTransactionBody,
-        response: { 200: TransactionObject, 201: TransactionObject, ...keyedErrorResponses },
+        response: createdAnswers(TransactionObject),
       },
     },
     async (request, reply) => {
@@ -35,8 +34,8 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
         request.body,
         request.headers['idempotency-key'],
       );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(result.replayed ? 200 : 201).send(result.transaction);
+      replyCreated(reply, result);
+      return result.transaction;
     },
   );
 
@@ -45,11 +44,10 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
     {
       config: { access: 'transactions:read' },
       schema: {
-        tags: ['Transactions'],
+        ...keyedRoute('Transactions'),
         summary: 'Retrieve a transaction',
-        security: [{ bearerAuth: [] }],
         params: IdParams,
-        response: { 200: TransactionObject, ...keyedErrorResponses },
+        response: answers(TransactionObject),
       },
     },
     async (request) => getTransaction(ctx, merchantOf(request), request.params.id),
@@ -60,11 +58,10 @@ export const transactionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
     {
       config: { access: 'transactions:read' },
       schema: {
-        tags: ['Transactions'],
+        ...keyedRoute('Transactions'),
         summary: 'List transactions, newest first',
-        security: [{ bearerAuth: [] }],
         querystring: ListTransactionsQuery,
-        response: { 200: listOf(TransactionObject), ...keyedErrorResponses },
+        response: answers(listOf(TransactionObject)),
       },
     },
     async (request) => listTransactionViews(ctx, merchantOf(request), request.query),

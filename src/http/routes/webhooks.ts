@@ -9,7 +9,7 @@ import {
 } from '../../operations/webhook-endpoints.ts';
 import { rotateWebhookSecret } from '../../operations/webhook-secret.ts';
 import { egressRanges, listCallbackTargetViews } from '../../operations/webhook-targets.ts';
-import { IdempotencyHeaders, IdParams, keyedErrorResponses, listOf } from '../../schemas/common.ts';
+import { IdParams, listOf } from '../../schemas/common.ts';
 import {
   CallbackTargetObject,
   CreatedWebhookEndpointObject,
@@ -23,10 +23,15 @@ import {
   WebhookSecretObject,
 } from '../../schemas/webhooks.ts';
 import { merchantOf } from '../auth.ts';
+import {
+  answers,
+  createdAnswers,
+  idempotentPost,
+  keyedRoute,
+  replyCreated,
+  replyReplayed,
+} from '../keyed-route.ts';
 import type { RouteDeps } from './deps.ts';
-
-const TAGS = ['Webhooks'];
-const security = [{ bearerAuth: [] }];
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { ctx }) => {
   app.post(
@@ -34,19 +39,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'webhooks:write' },
       schema: {
-        tags: TAGS,
+        ...idempotentPost('Webhooks'),
         summary: 'Create a webhook endpoint',
         description:
           "201 with the endpoint and the environment's signing secret (secret, shown here and on rotation only). " +
           "The endpoint receives every event of the environment whose type is in enabled_events (default ['*']).",
-        security,
-        headers: IdempotencyHeaders,
         body: CreateWebhookEndpointBody,
-        response: {
-          200: CreatedWebhookEndpointObject,
-          201: CreatedWebhookEndpointObject,
-          ...keyedErrorResponses,
-        },
+        response: createdAnswers(CreatedWebhookEndpointObject),
       },
     },
     async (request, reply) => {
@@ -56,8 +55,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
         request.body,
         request.headers['idempotency-key'],
       );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(result.replayed ? 200 : 201).send(result.endpoint);
+      replyCreated(reply, result);
+      return result.endpoint;
     },
   );
 
@@ -66,11 +65,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'webhooks:write' },
       schema: {
-        tags: TAGS,
+        ...keyedRoute('Webhooks'),
         summary: 'List webhook endpoints, newest first',
-        security,
         querystring: ListWebhookEndpointsQuery,
-        response: { 200: listOf(WebhookEndpointObject), ...keyedErrorResponses },
+        response: answers(listOf(WebhookEndpointObject)),
       },
     },
     async (request) => listWebhookEndpoints(ctx, merchantOf(request), request.query),
@@ -81,11 +79,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'webhooks:write' },
       schema: {
-        tags: TAGS,
+        ...keyedRoute('Webhooks'),
         summary: 'Retrieve a webhook endpoint',
-        security,
         params: IdParams,
-        response: { 200: WebhookEndpointObject, ...keyedErrorResponses },
+        response: answers(WebhookEndpointObject),
       },
     },
     async (request) => getWebhookEndpoint(ctx, merchantOf(request), request.params.id),
@@ -96,15 +93,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'webhooks:write' },
       schema: {
-        tags: TAGS,
+        ...idempotentPost('Webhooks'),
         summary: 'Update a webhook endpoint',
         description:
           'Change url, enabled_events or description; disabled: true stops deliveries (pending ones are cancelled), false resumes them.',
-        security,
         params: IdParams,
-        headers: IdempotencyHeaders,
         body: UpdateWebhookEndpointBody,
-        response: { 200: WebhookEndpointObject, ...keyedErrorResponses },
+        response: answers(WebhookEndpointObject),
       },
     },
     async (request, reply) => {
@@ -115,7 +110,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
         request.body,
         request.headers['idempotency-key'],
       );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+      replyReplayed(reply, result);
       return result.endpoint;
     },
   );
@@ -125,13 +120,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'webhooks:write' },
       schema: {
-        tags: TAGS,
+        ...keyedRoute('Webhooks'),
         summary: 'Delete a webhook endpoint',
         description:
           'No more deliveries to it; its pending deliveries are cancelled. Its past attempts stay visible on the events.',
-        security,
         params: IdParams,
-        response: { 200: DeletedWebhookEndpointObject, ...keyedErrorResponses },
+        response: answers(DeletedWebhookEndpointObject),
       },
     },
     async (request) => deleteWebhookEndpoint(ctx, merchantOf(request), request.params.id),
@@ -142,15 +136,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'webhooks:write' },
       schema: {
-        tags: TAGS,
+        ...idempotentPost('Webhooks'),
         summary: "Rotate the environment's signing secret",
         description:
           'One secret (whsec_…) signs every webhook of the environment, to endpoints and callback URLs. The new one is ' +
           'returned once and signs every attempt sent from now on; the old one stops at once.',
-        security,
-        headers: IdempotencyHeaders,
         body: RotateSecretBody,
-        response: { 200: WebhookSecretObject, ...keyedErrorResponses },
+        response: answers(WebhookSecretObject),
       },
     },
     async (request, reply) => {
@@ -160,7 +152,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
         request.body,
         request.headers['idempotency-key'],
       );
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+      replyReplayed(reply, result);
       return result.secret;
     },
   );
@@ -170,13 +162,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'webhooks:write' },
       schema: {
-        tags: TAGS,
+        ...keyedRoute('Webhooks'),
         summary: 'Failing state of callback URLs, per origin',
         description:
           "A transaction's callback_url has no endpoint object: its failing flag and last alert are kept per origin " +
           '(scheme, host and port) and shown here, failing ones first.',
-        security,
-        response: { 200: listOf(CallbackTargetObject), ...keyedErrorResponses },
+        response: answers(listOf(CallbackTargetObject)),
       },
     },
     async (request) => listCallbackTargetViews(ctx, merchantOf(request)),
@@ -187,12 +178,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, {
     {
       config: { access: 'webhooks:write' },
       schema: {
-        tags: TAGS,
+        ...keyedRoute('Webhooks'),
         summary: 'The address ranges webhooks are sent from',
         description: 'For an optional allowlist on the receiver (spec 6.2).',
-        security,
         querystring: Type.Object({}, { additionalProperties: false }),
-        response: { 200: EgressRangesObject, ...keyedErrorResponses },
+        response: answers(EgressRangesObject),
       },
     },
     async () => egressRanges(ctx),
