@@ -5,7 +5,7 @@ import { type MoveOptions, type Plan, planMove } from '../domain/plan-move.ts';
 import type { Action } from '../domain/state-machine.ts';
 import type { Queryable } from '../store/db.ts';
 import { insertEvents, type NewEvent } from '../store/events.ts';
-import { cancelJobs, type JobKind, type NewJob, scheduleJobs } from '../store/jobs.ts';
+import { cancelJobs, type JobKind, jobAbout, type NewJob, scheduleJobs } from '../store/jobs.ts';
 import { insertLedgerRows, type LedgerRow } from '../store/ledger.ts';
 import { type PayoutRunOwner, payoutRunSubject, schedulePayoutRuns } from '../store/payout-runs.ts';
 import { type StateUpdate, updateStates } from '../store/transaction-state.ts';
@@ -40,16 +40,7 @@ const OBSOLETE_AFTER: Partial<Record<Action, JobKind[]>> = {
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 function followUpJobs(action: Action, after: TransactionRow, now: Date): NewJob[] {
-  const job = (kind: JobKind, runAt: Date): NewJob => ({
-    id: newId('job', now.getTime()),
-    kind,
-    merchant_id: after.merchant_id,
-    livemode: after.livemode,
-    subject_id: after.id,
-    run_at: runAt,
-    payload: {},
-    created_at: now,
-  });
+  const job = (kind: JobKind, runAt: Date): NewJob => jobAbout(after, kind, runAt, now);
   const condition = after.release_condition;
   if (action === 'capture' && condition.type === 'time_based' && condition.release_at) {
     return [job('time_release', new Date(condition.release_at))];

@@ -1,10 +1,9 @@
 import { ApiError } from '../domain/errors.ts';
-import { newId } from '../domain/ids.ts';
 import type { CollectionMethod, CollectionRail } from '../rails/collection.ts';
 import { type DarajaConfig, MpesaDaraja } from '../rails/mpesa-daraja.ts';
 import { SimulatedCard } from '../rails/simulated-card.ts';
 import { SimulatedMobileMoney } from '../rails/simulated-mobile-money.ts';
-import { scheduleJobs } from '../store/jobs.ts';
+import { newJob, scheduleJobs } from '../store/jobs.ts';
 import type { ServiceContext } from './context.ts';
 import { mpesaCallbackUrl } from './mpesa-callbacks.ts';
 
@@ -56,16 +55,17 @@ export function collectionRail(
   return new SimulatedMobileMoney(
     async (result, delayMs) =>
       scheduleJobs(ctx.db, [
-        {
-          id: newId('job', owner.now.getTime()),
-          kind: 'rail_callback',
-          merchant_id: owner.merchantId,
-          livemode: owner.livemode,
-          subject_id: result.attemptId,
-          run_at: new Date(owner.now.getTime() + delayMs),
-          payload: result,
-          created_at: owner.now,
-        },
+        newJob(
+          {
+            kind: 'rail_callback',
+            merchantId: owner.merchantId,
+            livemode: owner.livemode,
+            subjectId: result.attemptId,
+            runAt: new Date(owner.now.getTime() + delayMs),
+            payload: result,
+          },
+          owner.now,
+        ),
       ]),
     ctx.simulatorDelayMs ?? DEFAULT_SIMULATOR_DELAY_MS,
   );

@@ -7,7 +7,7 @@ import { isUniqueViolation } from '../store/db.ts';
 import { insertEvidence } from '../store/dispute-evidence.ts';
 import { type DisputeParty, type DisputeReason, type DisputeRow, insertDispute } from '../store/disputes.ts';
 import { insertEvents } from '../store/events.ts';
-import { scheduleJobs } from '../store/jobs.ts';
+import { newJob, scheduleJobs } from '../store/jobs.ts';
 import { lockTransactions } from '../store/transaction-state.ts';
 import type { TransactionRow } from '../store/transactions.ts';
 import { applyMoves } from './apply-moves.ts';
@@ -86,16 +86,16 @@ export async function openDisputeOn(
   await checkEvidenceLimits(tx, id, evidence);
   await insertEvidence(tx, evidence);
   await scheduleJobs(tx, [
-    {
-      id: newId('job', now.getTime()),
-      kind: 'dispute_deadline',
-      merchant_id: row.merchant_id,
-      livemode: row.livemode,
-      subject_id: id,
-      run_at: dispute.evidence_due_by,
-      payload: {},
-      created_at: now,
-    },
+    newJob(
+      {
+        kind: 'dispute_deadline',
+        merchantId: row.merchant_id,
+        livemode: row.livemode,
+        subjectId: id,
+        runAt: dispute.evidence_due_by,
+      },
+      now,
+    ),
   ]);
   const view = await loadDisputeView(ctx, id, tx);
   if (!view) throw new Error(`dispute ${id} vanished`);

@@ -2,7 +2,7 @@ import { ApiError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { type CollectionMethod, type CollectionResult, PUSH_TIMEOUT_SECONDS } from '../rails/collection.ts';
 import { isUniqueViolation, type Queryable } from '../store/db.ts';
-import { cancelJobs, scheduleJobs } from '../store/jobs.ts';
+import { cancelJobs, newJob, scheduleJobs } from '../store/jobs.ts';
 import { findMerchantClock } from '../store/merchant-clock.ts';
 import {
   findAttempt,
@@ -92,16 +92,16 @@ export async function startPayment(
     }
     // Whatever happens to the rail call, an attempt that never hears back ends as timed out.
     await scheduleJobs(tx, [
-      {
-        id: newId('job', now.getTime()),
-        kind: 'payment_timeout',
-        merchant_id: row.merchant_id,
-        livemode: row.livemode,
-        subject_id: attemptId,
-        run_at: new Date(now.getTime() + (rail.resultTimeoutSeconds ?? PUSH_TIMEOUT_SECONDS) * 1000),
-        payload: {},
-        created_at: now,
-      },
+      newJob(
+        {
+          kind: 'payment_timeout',
+          merchantId: row.merchant_id,
+          livemode: row.livemode,
+          subjectId: attemptId,
+          runAt: new Date(now.getTime() + (rail.resultTimeoutSeconds ?? PUSH_TIMEOUT_SECONDS) * 1000),
+        },
+        now,
+      ),
     ]);
     return { row, rail, now };
   });

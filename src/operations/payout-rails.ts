@@ -1,8 +1,7 @@
-import { newId } from '../domain/ids.ts';
 import type { PayoutDestination, PayoutRail, PayoutSubmission } from '../rails/payout.ts';
 import { SIMULATED_DEFAULT_PHONE, SimulatedPayouts } from '../rails/simulated-payouts.ts';
 import type { Queryable } from '../store/db.ts';
-import { scheduleJobs } from '../store/jobs.ts';
+import { newJob, scheduleJobs } from '../store/jobs.ts';
 import type { PayoutSettingsRow } from '../store/payout-settings.ts';
 
 /**
@@ -59,16 +58,17 @@ export function payoutRail(
   return new SimulatedPayouts(
     async (payoutId, result, delayMs) =>
       scheduleJobs(tx, [
-        {
-          id: newId('job', owner.now.getTime()),
-          kind: 'payout_settle',
-          merchant_id: owner.merchantId,
-          livemode: owner.livemode,
-          subject_id: payoutId,
-          run_at: new Date(owner.now.getTime() + delayMs),
-          payload: result,
-          created_at: owner.now,
-        },
+        newJob(
+          {
+            kind: 'payout_settle',
+            merchantId: owner.merchantId,
+            livemode: owner.livemode,
+            subjectId: payoutId,
+            runAt: new Date(owner.now.getTime() + delayMs),
+            payload: result,
+          },
+          owner.now,
+        ),
       ]),
     SIMULATED_RESULT_DELAY_MS,
   );

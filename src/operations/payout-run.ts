@@ -2,7 +2,7 @@ import { newId } from '../domain/ids.ts';
 import { MOVEMENTS } from '../domain/ledger.ts';
 import { maskedDestination, type PayoutDestination } from '../rails/payout.ts';
 import type { Queryable } from '../store/db.ts';
-import { type ClaimedJob, deleteJobs, scheduleJobs } from '../store/jobs.ts';
+import { type ClaimedJob, deleteJobs, newJob, scheduleJobs } from '../store/jobs.ts';
 import { insertLedgerRows, type LedgerRow } from '../store/ledger.ts';
 import { nextMidnightUtc, schedulePayoutRunAt } from '../store/payout-runs.ts';
 import { findPayoutSettings } from '../store/payout-settings.ts';
@@ -118,16 +118,16 @@ export async function payoutRunJob(
       // No rail took it (live mode, none wired): it stays pending, and its settle job keeps
       // asking, its error kept on the job for operators (docs/payouts.md).
       await scheduleJobs(tx, [
-        {
-          id: newId('job', now.getTime()),
-          kind: 'payout_settle',
-          merchant_id: owner.merchantId,
-          livemode: owner.livemode,
-          subject_id: payout.id,
-          run_at: now,
-          payload: {},
-          created_at: now,
-        },
+        newJob(
+          {
+            kind: 'payout_settle',
+            merchantId: owner.merchantId,
+            livemode: owner.livemode,
+            subjectId: payout.id,
+            runAt: now,
+          },
+          now,
+        ),
       ]);
     }
   }

@@ -4,7 +4,7 @@ import { heldMinor, type MoveOptions } from '../domain/plan-move.ts';
 import { simulatedRefundOutcome } from '../rails/simulated-refunds.ts';
 import type { Queryable } from '../store/db.ts';
 import { insertEvents } from '../store/events.ts';
-import { type ClaimedJob, type JobKind, type NewJob, scheduleJobs } from '../store/jobs.ts';
+import { type ClaimedJob, type JobKind, jobAbout, type NewJob, newJob, scheduleJobs } from '../store/jobs.ts';
 import { insertLedgerRows } from '../store/ledger.ts';
 import {
   findRefund,
@@ -77,16 +77,16 @@ export async function startRefund(
   };
   await insertRefund(tx, refund);
   await scheduleJobs(tx, [
-    {
-      id: newId('job', now.getTime()),
-      kind: 'settle_refund',
-      merchant_id: row.merchant_id,
-      livemode: row.livemode,
-      subject_id: refund.id,
-      run_at: now,
-      payload: {},
-      created_at: now,
-    },
+    newJob(
+      {
+        kind: 'settle_refund',
+        merchantId: row.merchant_id,
+        livemode: row.livemode,
+        subjectId: refund.id,
+        runAt: now,
+      },
+      now,
+    ),
   ]);
   return { transaction: applied.after, refund };
 }
@@ -189,16 +189,7 @@ async function closeReleasedRest(ctx: ServiceContext, tx: Queryable, row: Transa
  * has passed meanwhile falls due at once, as it would have without the refund.
  */
 function deadlineJobs(row: TransactionRow, now: Date): NewJob[] {
-  const job = (kind: JobKind, runAt: Date): NewJob => ({
-    id: newId('job', now.getTime()),
-    kind,
-    merchant_id: row.merchant_id,
-    livemode: row.livemode,
-    subject_id: row.id,
-    run_at: runAt,
-    payload: {},
-    created_at: now,
-  });
+  const job = (kind: JobKind, runAt: Date): NewJob => jobAbout(row, kind, runAt, now);
   const condition = row.release_condition;
   if (
     condition.type === 'time_based' &&

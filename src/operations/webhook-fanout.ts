@@ -2,7 +2,7 @@ import { newId } from '../domain/ids.ts';
 import { newSigningSecret } from '../domain/webhook-signature.ts';
 import { deliveryTargets, type EndpointTarget, EVENT_RETENTION_MS } from '../domain/webhooks.ts';
 import type { Queryable } from '../store/db.ts';
-import type { NewJob } from '../store/jobs.ts';
+import { type NewJob, newJob } from '../store/jobs.ts';
 import {
   type DeliveryFilter,
   insertDeliveries,
@@ -109,16 +109,18 @@ export async function fanOutEvents(
     })),
   );
   await insertDeliveries(tx, deliveries, room.lease);
-  const purges: NewJob[] = [...owners.values()].map((o) => ({
-    id: newId('job', now.getTime()),
-    kind: 'purge_events',
-    merchant_id: o.merchantId,
-    livemode: o.livemode,
-    subject_id: purgeJobSubject(o.merchantId, o.livemode),
-    run_at: new Date(o.oldest.getTime() + EVENT_RETENTION_MS),
-    payload: {},
-    created_at: now,
-  }));
+  const purges: NewJob[] = [...owners.values()].map((o) =>
+    newJob(
+      {
+        kind: 'purge_events',
+        merchantId: o.merchantId,
+        livemode: o.livemode,
+        subjectId: purgeJobSubject(o.merchantId, o.livemode),
+        runAt: new Date(o.oldest.getTime() + EVENT_RETENTION_MS),
+      },
+      now,
+    ),
+  );
   await scheduleJobsIfAbsent(tx, purges);
   await markFannedOut(
     tx,

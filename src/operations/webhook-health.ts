@@ -1,7 +1,6 @@
-import { newId } from '../domain/ids.ts';
 import { ALERT_INTERVAL_MS, urlOrigin } from '../domain/webhooks.ts';
 import type { Queryable } from '../store/db.ts';
-import type { NewJob } from '../store/jobs.ts';
+import { type NewJob, newJob } from '../store/jobs.ts';
 import {
   clearFailingCallbackTargets,
   lockCallbackTarget,
@@ -66,23 +65,24 @@ function failureSummary(o: AttemptRecord): string {
 }
 
 function alertJob(subject: string, o: AttemptOutcome, payload: Record<string, unknown>): NewJob {
-  return {
-    id: newId('job', o.attemptedAt.getTime()),
-    kind: 'webhook_alert',
-    merchant_id: o.merchantId,
-    livemode: o.livemode,
-    subject_id: subject,
-    run_at: o.attemptedAt,
-    payload: {
-      ...payload,
-      url: o.url,
-      event_id: o.eventId,
-      delivery_id: o.deliveryId,
-      failed_at: o.attemptedAt.toISOString(),
-      last_error: failureSummary(o),
+  return newJob(
+    {
+      kind: 'webhook_alert',
+      merchantId: o.merchantId,
+      livemode: o.livemode,
+      subjectId: subject,
+      runAt: o.attemptedAt,
+      payload: {
+        ...payload,
+        url: o.url,
+        event_id: o.eventId,
+        delivery_id: o.deliveryId,
+        failed_at: o.attemptedAt.toISOString(),
+        last_error: failureSummary(o),
+      },
     },
-    created_at: o.attemptedAt,
-  };
+    o.attemptedAt,
+  );
 }
 
 /** Clears and sets failing flags for the attempts that were recorded, and schedules alerts. */

@@ -1,9 +1,8 @@
-import { newId } from '../domain/ids.ts';
 import { EVENT_RETENTION_MS } from '../domain/webhooks.ts';
 import type { MailMessage } from '../mail/mailer.ts';
 import type { Queryable } from '../store/db.ts';
 import { oldestEventTime, purgeEvents } from '../store/event-reads.ts';
-import type { ClaimedJob } from '../store/jobs.ts';
+import { type ClaimedJob, newJob } from '../store/jobs.ts';
 import { findMerchant } from '../store/merchants.ts';
 import { replaceRunningJob } from '../store/webhook-jobs.ts';
 import type { ServiceContext } from './context.ts';
@@ -61,16 +60,20 @@ async function runPurge(tx: Queryable, job: ClaimedJob, now: Date): Promise<void
     }
   }
   if (!next) return;
-  await replaceRunningJob(tx, job.id, {
-    id: newId('job', now.getTime()),
-    kind: 'purge_events',
-    merchant_id: job.merchant_id,
-    livemode: job.livemode,
-    subject_id: job.subject_id,
-    run_at: next,
-    payload: {},
-    created_at: now,
-  });
+  await replaceRunningJob(
+    tx,
+    job.id,
+    newJob(
+      {
+        kind: 'purge_events',
+        merchantId: job.merchant_id,
+        livemode: job.livemode,
+        subjectId: job.subject_id,
+        runAt: next,
+      },
+      now,
+    ),
+  );
 }
 
 export const WEBHOOK_JOB_KINDS = ['webhook_alert', 'purge_events'] as const;

@@ -1,3 +1,4 @@
+import { newId } from '../domain/ids.ts';
 import type { Queryable } from './db.ts';
 
 export type JobKind =
@@ -31,6 +32,40 @@ export interface ClaimedJob extends JobRow {
 }
 
 export type NewJob = Omit<JobRow, 'attempts'> & { created_at: Date };
+
+/** What makes a job: its kind, whose it is, what it is about, when it is due, what it carries. */
+export interface JobSpec {
+  kind: JobKind;
+  merchantId: string;
+  livemode: boolean;
+  subjectId: string;
+  runAt: Date;
+  payload?: Record<string, unknown>;
+}
+
+/** A job to schedule, made at `now` (its id sorts by that time). */
+export function newJob(spec: JobSpec, now: Date): NewJob {
+  return {
+    id: newId('job', now.getTime()),
+    kind: spec.kind,
+    merchant_id: spec.merchantId,
+    livemode: spec.livemode,
+    subject_id: spec.subjectId,
+    run_at: spec.runAt,
+    payload: spec.payload ?? {},
+    created_at: now,
+  };
+}
+
+/** A job about a row of its own (a transaction's deadline, say), in the row's merchant and environment. */
+export function jobAbout(
+  row: { id: string; merchant_id: string; livemode: boolean },
+  kind: JobKind,
+  runAt: Date,
+  now: Date,
+): NewJob {
+  return newJob({ kind, merchantId: row.merchant_id, livemode: row.livemode, subjectId: row.id, runAt }, now);
+}
 
 /** Schedules jobs; a job of the same kind for the same subject is replaced (one per subject). */
 export async function scheduleJobs(q: Queryable, jobs: readonly NewJob[]): Promise<void> {
