@@ -137,11 +137,20 @@ ${script}
 `.text;
 }
 
-/** Sends a page with a fresh nonce and the token-route headers. */
-export function sendPage(reply: FastifyReply, page: Page): FastifyReply {
+/** Sends HTML rendered with a fresh nonce (its inline script's) and the token-route headers. */
+export function sendHtml(
+  reply: FastifyReply,
+  status: number,
+  render: (nonce: string) => string,
+): FastifyReply {
   const nonce = randomBytes(16).toString('base64');
   reply.headers({ ...TOKEN_ROUTE_HEADERS, 'Content-Security-Policy': pageContentSecurityPolicy(nonce) });
-  return reply.code(page.status).type('text/html; charset=utf-8').send(renderPage(page, nonce));
+  return reply.code(status).type('text/html; charset=utf-8').send(render(nonce));
+}
+
+/** Sends a page with a fresh nonce and the token-route headers. */
+export function sendPage(reply: FastifyReply, page: Page): FastifyReply {
+  return sendHtml(reply, page.status, (nonce) => renderPage(page, nonce));
 }
 
 /** The answer to a form post: back to a page with 303, so a reload does not post again. */

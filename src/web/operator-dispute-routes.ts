@@ -52,6 +52,13 @@ function queueEnv(value: unknown): EnvFilter {
   return value === 'live' || value === 'test' ? value : 'all';
 }
 
+/** A refusal the case page shows beside its form (bad input, a decided case, a gone dispute); else rethrown. */
+function refusalOf(error: unknown): ApiError {
+  if (error instanceof ApiError && ['invalid_request', 'conflict', 'not_found'].includes(error.code))
+    return error;
+  throw error;
+}
+
 /** The dispute queue and the case pages (behind the console's session guard). */
 export const operatorDisputeRoutes: FastifyPluginAsyncTypebox<WebDeps> = async (app, { ctx }) => {
   async function showCase(
@@ -150,16 +157,11 @@ export const operatorDisputeRoutes: FastifyPluginAsyncTypebox<WebDeps> = async (
         );
         return seeOther(reply, `${casePath(id)}?${replayed ? 'replayed' : 'resolved'}=1#outcome-title`);
       } catch (error) {
-        if (
-          !(error instanceof ApiError) ||
-          !['invalid_request', 'conflict', 'not_found'].includes(error.code)
-        ) {
-          throw error;
-        }
+        const refusal = refusalOf(error);
         return showCase(request, reply, id, {
-          status: error.status,
-          resolveForm: { ...values, errorParam: error.param },
-          notice: { kind: 'error', heading: 'The decision was not recorded', text: error.message },
+          status: refusal.status,
+          resolveForm: { ...values, errorParam: refusal.param },
+          notice: { kind: 'error', heading: 'The decision was not recorded', text: refusal.message },
         });
       }
     },
@@ -175,16 +177,11 @@ export const operatorDisputeRoutes: FastifyPluginAsyncTypebox<WebDeps> = async (
         await addEvidence(ctx, id, 'operator', { kind: 'text', content });
         return seeOther(reply, `${casePath(id)}?noted=1#evidence-operator`);
       } catch (error) {
-        if (
-          !(error instanceof ApiError) ||
-          !['invalid_request', 'conflict', 'not_found'].includes(error.code)
-        ) {
-          throw error;
-        }
+        const refusal = refusalOf(error);
         return showCase(request, reply, id, {
-          status: error.status,
+          status: refusal.status,
           noteText: content,
-          notice: { kind: 'error', heading: 'The note was not added', text: error.message },
+          notice: { kind: 'error', heading: 'The note was not added', text: refusal.message },
         });
       }
     },

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { type HtmlValue, html, raw, type SafeHtml } from './html.ts';
-import { CSS, pageContentSecurityPolicy, TOKEN_ROUTE_HEADERS } from './layout.ts';
+import { CSS, redirectTo, sendHtml } from './layout.ts';
 import { PAGE_SCRIPT } from './scripts.ts';
 
 /**
@@ -127,16 +126,11 @@ ${page.body}
 }
 
 export function sendOperatorPage(reply: FastifyReply, page: OperatorPage): FastifyReply {
-  const nonce = randomBytes(16).toString('base64');
-  reply.headers({ ...TOKEN_ROUTE_HEADERS, 'Content-Security-Policy': pageContentSecurityPolicy(nonce) });
-  return reply.code(page.status).type('text/html; charset=utf-8').send(renderOperatorPage(page, nonce));
+  return sendHtml(reply, page.status, (nonce) => renderOperatorPage(page, nonce));
 }
 
 /** After a form post: 303 to a console page, so a reload does not post again. */
-export function seeOther(reply: FastifyReply, location: string): FastifyReply {
-  reply.headers(TOKEN_ROUTE_HEADERS);
-  return reply.code(303).header('Location', location).send();
-}
+export const seeOther = redirectTo;
 
 /** A page of the console's own for what is not there (an unknown dispute id). */
 export function notFoundPage(what: string, nav: ConsoleNav): OperatorPage {
