@@ -7,7 +7,7 @@ import type { CreatePaymentLinkInput, PaymentLinkObject } from '../schemas/trans
 import { findPaymentLink, insertPaymentLink, type PaymentLinkRow } from '../store/payment-links.ts';
 import { findTransaction } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { paymentLinkUrl } from './transaction-view.ts';
@@ -48,7 +48,7 @@ export async function createPaymentLink(
 ): Promise<{ link: PaymentLinkView; replayed: boolean }> {
   const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
   const now = merchantNow(ctx, merchant);
-  const key = headerKey ?? input.idempotency_key;
+  const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,

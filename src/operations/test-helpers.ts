@@ -9,7 +9,7 @@ import { findTransaction } from '../store/transactions.ts';
 import { runDueJobs } from '../worker/run-due-jobs.ts';
 import { runAllDue } from '../worker/run-due-webhooks.ts';
 import type { ServiceContext } from './context.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { startPayment } from './payments.ts';
 import type { MerchantPrincipal } from './principal.ts';
 import { transactionView } from './transaction-view.ts';
@@ -31,7 +31,7 @@ export async function advanceClock(
   headerKey: string | undefined,
 ): Promise<Static<typeof TestClockObject>> {
   requireTestMode(merchant);
-  const key = headerKey ?? input.idempotency_key;
+  const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   const owner = { merchantId: merchant.merchantId, livemode: false };
   await ctx.db.transaction((tx) =>
     runIdempotent(
@@ -70,7 +70,7 @@ export async function payForTest(
 ): Promise<{ transaction: TransactionView; replayed: boolean }> {
   requireTestMode(merchant);
   const owner = { merchantId: merchant.merchantId, livemode: false };
-  const key = headerKey ?? input.idempotency_key;
+  const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   if (key !== undefined) {
     // Claims the key (or finds its earlier use) before any money moves.
     const claimed = await ctx.db.transaction((tx) =>

@@ -5,7 +5,7 @@ import type { Queryable } from '../store/db.ts';
 import type { Owner } from '../store/transactions.ts';
 import { findSealedSecret, insertSecretIfMissing, replaceSecret } from '../store/webhook-secrets.ts';
 import type { ServiceContext } from './context.ts';
-import { runIdempotent } from './idempotent.ts';
+import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import type { MerchantPrincipal } from './principal.ts';
 
@@ -65,7 +65,7 @@ export async function rotateWebhookSecret(
 ): Promise<{ secret: WebhookSecretView; replayed: boolean }> {
   const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
   const now = merchantNow(ctx, merchant);
-  const key = headerKey ?? input.idempotency_key;
+  const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   return ctx.db.transaction(async (tx) => {
     const outcome = await runIdempotent(
       tx,
