@@ -98,21 +98,18 @@ export async function submitEvidence(
   key: string | undefined,
 ): Promise<{ dispute: DisputeView; replayed: boolean }> {
   const dispute = await visibleDispute(ctx, principal, disputeId);
-  const scope =
-    key === undefined
-      ? undefined
-      : {
-          merchantId: dispute.merchant_id,
-          livemode: dispute.livemode,
-          key: principal.kind === 'operator' ? operatorKey(key) : key,
-        };
+  const owner = { merchantId: dispute.merchant_id, livemode: dispute.livemode };
+  const scopedKey = key !== undefined && principal.kind === 'operator' ? operatorKey(key) : key;
   const outcome = await ctx.db.transaction(async (tx) =>
     runIdempotent(
       tx,
-      scope,
-      `POST /v1/disputes/${disputeId}/evidence`,
-      evidenceFingerprint(evidence),
-      ctx.clock.now(),
+      {
+        owner,
+        key: scopedKey,
+        operation: `POST /v1/disputes/${disputeId}/evidence`,
+        fingerprint: evidenceFingerprint(evidence),
+        now: ctx.clock.now(),
+      },
       async () => {
         const by = principal.kind === 'operator' ? 'operator' : 'seller';
         await addEvidenceIn(ctx, tx, disputeId, by, evidence);

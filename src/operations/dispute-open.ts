@@ -17,7 +17,7 @@ import { type DisputeView, loadDisputeView } from './dispute-view.ts';
 import { objectEvent, refsOf } from './event-payloads.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
-import type { MerchantPrincipal } from './principal.ts';
+import { type MerchantPrincipal, ownerOf } from './principal.ts';
 
 /** How long the parties have to send evidence before the case goes under review (resolutions 8). */
 export const EVIDENCE_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
@@ -114,15 +114,12 @@ export async function createDispute(
   headerKey: string | undefined,
 ): Promise<{ dispute: DisputeView; replayed: boolean }> {
   const key = idempotencyKeyOf(headerKey, input.idempotency_key);
-  const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
+  const owner = ownerOf(merchant);
   const now = merchantNow(ctx, merchant);
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      'POST /v1/disputes',
-      requestFingerprint(input),
-      now,
+      { owner, key, operation: 'POST /v1/disputes', fingerprint: requestFingerprint(input), now: now },
       async () => {
         const [row] = await lockTransactions(tx, [input.service_transaction_id]);
         if (!row || row.merchant_id !== owner.merchantId || row.livemode !== owner.livemode) {

@@ -106,12 +106,13 @@ export async function resolveDispute(
     const now = await disputeNow(ctx, tx, found);
     return runIdempotent(
       tx,
-      key === undefined
-        ? undefined
-        : { merchantId: found.merchant_id, livemode: found.livemode, key: operatorKey(key) },
-      `POST /v1/disputes/${disputeId}/resolve`,
-      requestFingerprint(input),
-      now,
+      {
+        owner: { merchantId: found.merchant_id, livemode: found.livemode },
+        key: key === undefined ? undefined : operatorKey(key),
+        operation: `POST /v1/disputes/${disputeId}/resolve`,
+        fingerprint: requestFingerprint(input),
+        now,
+      },
       async () => {
         // Transaction first, then the dispute: the lock order every path uses.
         const [locked] = await lockTransactions(tx, [found.transaction_id]);

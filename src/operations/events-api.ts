@@ -22,12 +22,10 @@ import { eventPayload } from './event-json.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { type ListView, listView, pageFilterOf } from './list-view.ts';
 import { merchantNow } from './merchant-clock.ts';
-import type { MerchantPrincipal } from './principal.ts';
+import { type MerchantPrincipal, ownerOf } from './principal.ts';
 import { ensureWebhookSecret } from './webhook-secret.ts';
 
 /** The events API (resolutions 9): list, read with delivery attempts, redeliver. */
-
-const ownerOf = (m: MerchantPrincipal) => ({ merchantId: m.merchantId, livemode: m.livemode });
 
 type DeliveryView = EventView['deliveries'][number];
 
@@ -144,10 +142,13 @@ export async function redeliverEvent(
   return ctx.db.transaction(async (tx) => {
     const outcome = await runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      `POST /v1/events/${id}/redeliver`,
-      requestFingerprint(input),
-      now,
+      {
+        owner,
+        key,
+        operation: `POST /v1/events/${id}/redeliver`,
+        fingerprint: requestFingerprint(input),
+        now: now,
+      },
       async () => {
         const event = await findEvent(tx, owner, id);
         if (!event) throw notFound('event', id);

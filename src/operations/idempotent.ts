@@ -24,6 +24,16 @@ export function idempotencyKeyOf(
   return headerKey ?? bodyKey;
 }
 
+/** One keyed request: whose key it is, the key (if any), what it does and its body's fingerprint. */
+export interface KeyedRequest {
+  /** The merchant environment the key belongs to (for the operator: the object's). */
+  owner: { merchantId: string; livemode: boolean };
+  key: string | undefined;
+  operation: string;
+  fingerprint: string;
+  now: Date;
+}
+
 /**
  * Runs one mutation under an optional idempotency key, inside the caller's database transaction,
  * so the key, the change and its events commit or roll back together. A repeat with the same
@@ -32,12 +42,11 @@ export function idempotencyKeyOf(
  */
 export async function runIdempotent(
   tx: Queryable,
-  scope: IdempotencyScope | undefined,
-  operation: string,
-  fingerprint: string,
-  now: Date,
+  request: KeyedRequest,
   mutate: () => Promise<MutationOutcome>,
 ): Promise<IdempotentOutcome> {
+  const { owner, key, operation, fingerprint, now } = request;
+  const scope: IdempotencyScope | undefined = key === undefined ? undefined : { ...owner, key };
   if (scope) {
     const earlier = await claimIdempotencyKey(tx, scope, operation, fingerprint, now);
     if (earlier) {

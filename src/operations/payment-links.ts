@@ -9,7 +9,7 @@ import { findTransaction } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
-import type { MerchantPrincipal } from './principal.ts';
+import { type MerchantPrincipal, ownerOf } from './principal.ts';
 import { paymentLinkUrl } from './transaction-view.ts';
 import { lockOwnedTransaction } from './transition-transaction.ts';
 
@@ -46,16 +46,13 @@ export async function createPaymentLink(
   input: CreatePaymentLinkInput,
   headerKey: string | undefined,
 ): Promise<{ link: PaymentLinkView; replayed: boolean }> {
-  const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
+  const owner = ownerOf(merchant);
   const now = merchantNow(ctx, merchant);
   const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      'POST /v1/payment_links',
-      requestFingerprint(input),
-      now,
+      { owner, key, operation: 'POST /v1/payment_links', fingerprint: requestFingerprint(input), now: now },
       async () => {
         const row = await lockOwnedTransaction(tx, owner, input.service_transaction_id);
         if (row.status !== 'pending_payment') {

@@ -12,9 +12,7 @@ import type { Owner } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
 import { instant, type ListView, listView, pageFilterOf } from './list-view.ts';
 import { LINES_IN_LISTS_AND_EVENTS, LINES_IN_PAYOUT, payoutLineView, payoutView } from './payout-view.ts';
-import type { MerchantPrincipal } from './principal.ts';
-
-const ownerOf = (m: MerchantPrincipal): Owner => ({ merchantId: m.merchantId, livemode: m.livemode });
+import { type MerchantPrincipal, ownerOf } from './principal.ts';
 
 /** A payout of the caller's environment with its first lines (the rest: listPayoutLineViews). */
 export async function payoutViewOf(q: Queryable, owner: Owner, id: string): Promise<PayoutView> {

@@ -28,10 +28,13 @@ export async function reversePayoutForTest(
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      `POST /v1/test_helpers/payouts/${id}/reverse`,
-      requestFingerprint({}),
-      now,
+      {
+        owner,
+        key,
+        operation: `POST /v1/test_helpers/payouts/${id}/reverse`,
+        fingerprint: requestFingerprint({}),
+        now: now,
+      },
       async () => {
         if (!(await findPayout(tx, owner, id))) throw notFound('payout', id);
         // Lock order: the payout's transactions (id order), then the payout.

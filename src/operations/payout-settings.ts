@@ -19,9 +19,7 @@ import type { ServiceContext } from './context.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
 import { payoutSettingsView } from './payout-view.ts';
-import type { MerchantPrincipal } from './principal.ts';
-
-const ownerOf = (m: MerchantPrincipal): Owner => ({ merchantId: m.merchantId, livemode: m.livemode });
+import { type MerchantPrincipal, ownerOf } from './principal.ts';
 
 export async function getPayoutSettings(
   ctx: ServiceContext,
@@ -86,10 +84,7 @@ export async function updatePayoutSettings(
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      'POST /v1/payout_settings',
-      requestFingerprint(body),
-      now,
+      { owner, key, operation: 'POST /v1/payout_settings', fingerprint: requestFingerprint(body), now: now },
       async () => {
         saved = await savePayoutSettings(tx, row);
         await scheduleAfterSave(tx, saved, now);

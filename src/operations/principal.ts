@@ -21,3 +21,8 @@ export interface OperatorPrincipal {
   kind: 'operator';
   keyId: string;
 }
+
+/** The merchant environment a merchant key acts on: what its objects are scoped by. */
+export function ownerOf(merchant: MerchantPrincipal): { merchantId: string; livemode: boolean } {
+  return { merchantId: merchant.merchantId, livemode: merchant.livemode };
+}

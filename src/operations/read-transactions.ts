@@ -3,10 +3,8 @@ import type { ListTransactionsFilter, TransactionView } from '../schemas/transac
 import { findTransaction, listTransactions } from '../store/transactions.ts';
 import type { ServiceContext } from './context.ts';
 import { instant, type ListView, listView, pageFilterOf } from './list-view.ts';
-import type { MerchantPrincipal } from './principal.ts';
+import { type MerchantPrincipal, ownerOf } from './principal.ts';
 import { transactionView } from './transaction-view.ts';
-
-const ownerOf = (m: MerchantPrincipal) => ({ merchantId: m.merchantId, livemode: m.livemode });
 
 export async function getTransaction(
   ctx: ServiceContext,

@@ -11,13 +11,11 @@ import type { ServiceContext } from './context.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { type ListView, listView, pageFilterOf } from './list-view.ts';
 import { merchantNow } from './merchant-clock.ts';
-import type { MerchantPrincipal } from './principal.ts';
+import { type MerchantPrincipal, ownerOf } from './principal.ts';
 import { startRefund } from './refund-moves.ts';
 import { type RefundView, refundView } from './refund-view.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-const ownerOf = (m: MerchantPrincipal) => ({ merchantId: m.merchantId, livemode: m.livemode });
 
 /** Why a transaction in this state cannot be refunded through the API (the table has no refund move). */
 const NO_REFUND_BECAUSE: Record<string, string> = {
@@ -87,10 +85,7 @@ export async function createRefund(
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      'POST /v1/refunds',
-      requestFingerprint(input),
-      now,
+      { owner, key, operation: 'POST /v1/refunds', fingerprint: requestFingerprint(input), now: now },
       async () => {
         const row = await lockRefundable(tx, owner, input.service_transaction_id);
         let amountMinor: bigint | undefined;

@@ -36,10 +36,13 @@ export async function advanceClock(
   await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      'POST /v1/test_helpers/clock/advance',
-      requestFingerprint(input),
-      ctx.clock.now(),
+      {
+        owner,
+        key,
+        operation: 'POST /v1/test_helpers/clock/advance',
+        fingerprint: requestFingerprint(input),
+        now: ctx.clock.now(),
+      },
       async () => {
         await advanceTestClock(tx, merchant.merchantId, input.seconds * 1000);
         return { status: 200, resourceType: 'test_clock', resourceId: merchant.merchantId };
@@ -76,10 +79,13 @@ export async function payForTest(
     const claimed = await ctx.db.transaction((tx) =>
       runIdempotent(
         tx,
-        { ...owner, key },
-        `POST /v1/test_helpers/transactions/${id}/pay`,
-        requestFingerprint(input),
-        ctx.clock.now(),
+        {
+          owner,
+          key,
+          operation: `POST /v1/test_helpers/transactions/${id}/pay`,
+          fingerprint: requestFingerprint(input),
+          now: ctx.clock.now(),
+        },
         async () => ({
           status: 200,
           resourceType: 'transaction',

@@ -10,7 +10,7 @@ import { applyMoves } from './apply-moves.ts';
 import type { ServiceContext } from './context.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
-import type { MerchantPrincipal } from './principal.ts';
+import { type MerchantPrincipal, ownerOf } from './principal.ts';
 import { startRefund } from './refund-moves.ts';
 import { transactionView } from './transaction-view.ts';
 
@@ -49,7 +49,7 @@ export async function transitionTransaction(
   headerKey: string | undefined,
 ): Promise<{ transaction: TransactionView; replayed: boolean }> {
   const key = idempotencyKeyOf(headerKey, input.idempotency_key);
-  const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
+  const owner = ownerOf(merchant);
   const now = merchantNow(ctx, merchant);
 
   // The answer is the state this request left, not whatever a later request made of it.
@@ -57,10 +57,13 @@ export async function transitionTransaction(
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      `POST /v1/transactions/${id}/${verb}`,
-      requestFingerprint(input),
-      now,
+      {
+        owner,
+        key,
+        operation: `POST /v1/transactions/${id}/${verb}`,
+        fingerprint: requestFingerprint(input),
+        now: now,
+      },
       async () => {
         const row = await lockOwnedTransaction(tx, owner, id);
         let amountMinor: bigint | undefined;

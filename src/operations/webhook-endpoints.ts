@@ -23,14 +23,12 @@ import type { ServiceContext } from './context.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { type ListView, listView, pageFilterOf } from './list-view.ts';
 import { merchantNow } from './merchant-clock.ts';
-import type { MerchantPrincipal } from './principal.ts';
+import { type MerchantPrincipal, ownerOf } from './principal.ts';
 import { ensureWebhookSecret } from './webhook-secret.ts';
 import { checkWebhookUrl } from './webhook-url.ts';
 
 /** At most this many endpoints per merchant and environment. */
 export const MAX_ENDPOINTS = 20;
-
-const ownerOf = (m: MerchantPrincipal) => ({ merchantId: m.merchantId, livemode: m.livemode });
 
 export function endpointView(row: WebhookEndpointRow): WebhookEndpointView {
   return {
@@ -79,10 +77,13 @@ export async function createWebhookEndpoint(
   return ctx.db.transaction(async (tx) => {
     const outcome = await runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      'POST /v1/webhook_endpoints',
-      requestFingerprint(input),
-      now,
+      {
+        owner,
+        key,
+        operation: 'POST /v1/webhook_endpoints',
+        fingerprint: requestFingerprint(input),
+        now: now,
+      },
       async () => {
         if ((await countEndpoints(tx, owner)) >= MAX_ENDPOINTS) {
           throw invalid(
@@ -154,10 +155,13 @@ export async function updateWebhookEndpoint(
   return ctx.db.transaction(async (tx) => {
     const outcome = await runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      `POST /v1/webhook_endpoints/${id}`,
-      requestFingerprint(input),
-      now,
+      {
+        owner,
+        key,
+        operation: `POST /v1/webhook_endpoints/${id}`,
+        fingerprint: requestFingerprint(input),
+        now: now,
+      },
       async () => {
         await lockedEndpoint(tx, merchant, id);
         await updateEndpoint(tx, id, changes, now);

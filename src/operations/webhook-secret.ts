@@ -7,7 +7,7 @@ import { findSealedSecret, insertSecretIfMissing, replaceSecret } from '../store
 import type { ServiceContext } from './context.ts';
 import { idempotencyKeyOf, runIdempotent } from './idempotent.ts';
 import { merchantNow } from './merchant-clock.ts';
-import type { MerchantPrincipal } from './principal.ts';
+import { type MerchantPrincipal, ownerOf } from './principal.ts';
 
 /**
  * The signing secret of a merchant and environment (resolutions 9): one secret signs every webhook
@@ -63,16 +63,19 @@ export async function rotateWebhookSecret(
   input: { idempotency_key?: string },
   headerKey: string | undefined,
 ): Promise<{ secret: WebhookSecretView; replayed: boolean }> {
-  const owner = { merchantId: merchant.merchantId, livemode: merchant.livemode };
+  const owner = ownerOf(merchant);
   const now = merchantNow(ctx, merchant);
   const key = idempotencyKeyOf(headerKey, input.idempotency_key);
   return ctx.db.transaction(async (tx) => {
     const outcome = await runIdempotent(
       tx,
-      key === undefined ? undefined : { ...owner, key },
-      'POST /v1/webhook_secret/rotate',
-      requestFingerprint(input),
-      now,
+      {
+        owner,
+        key,
+        operation: 'POST /v1/webhook_secret/rotate',
+        fingerprint: requestFingerprint(input),
+        now: now,
+      },
       async () => {
         await replaceSecret(tx, owner, sealSecret(ctx, newSigningSecret()), now);
         return { status: 200, resourceType: 'webhook_secret', resourceId: merchant.merchantId };
