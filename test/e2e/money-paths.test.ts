@@ -56,7 +56,8 @@ describe('money paths end to end over HTTP: disputes, payouts failed and retried
   it('buyer wins: everything held is refunded, and the rail settles the refund', async () => {
     const { id, dispute } = await disputed(650);
     assert.equal((await resolve(dispute, { decision: 'buyer' })).status, 200);
-    assert.equal(await state(id), 'refunded/refund_pending');
+    // The server's own worker may already have had the rail settle the refund (it is due at once).
+    assert.match(await state(id), /^refunded\/(refund_pending|refunded)$/);
     await advance(1);
     assert.equal(await state(id), 'refunded/refunded');
     const refunds = (await ok('GET', `/v1/refunds?service_transaction_id=${id}`)).data as Body[];
