@@ -205,6 +205,8 @@ interface Snapshot {
   in_flight: boolean;
   active_dispute: string | null;
   last_dispute: string | null;
+  /** A decided dispute whose refund the rail refused: the operator may decide it again. */
+  redecidable: boolean;
 }
 
 function held(s: Snapshot): bigint {
@@ -271,6 +273,10 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
               (SELECT d.id FROM disputes d WHERE d.transaction_id = t.id
                  AND d.status IN ('open', 'under_review')) AS active_dispute,
               (SELECT max(d.id) FROM disputes d WHERE d.transaction_id = t.id) AS last_dispute,
+              t.status = 'under_review' AND EXISTS (
+                SELECT 1 FROM refunds r JOIN disputes d ON d.id = r.dispute_id
+                 WHERE r.transaction_id = t.id AND r.status = 'failed' AND d.status = 'resolved'
+              ) AS redecidable,
               (SELECT count(*)::int FROM ledger_entries l WHERE l.transaction_id = t.id) AS journal_rows,
               (SELECT count(*)::int FROM events e WHERE e.service_transaction_id = t.id) AS events,
               EXISTS (SELECT 1 FROM payment_attempts a WHERE a.transaction_id = t.id
@@ -449,7 +455,8 @@ describe(`random operation sequences keep the books sound (${DB_KIND})`, () => {
       }
       if (o.kind === 'resolve') {
         if (!s || (!s.active_dispute && !s.last_dispute)) return { code: 404 };
-        if (!s.active_dispute || !['disputed', 'under_review'].includes(s.status)) return { code: 409 };
+        const open = s.active_dispute && ['disputed', 'under_review'].includes(s.status);
+        if (!open && !s.redecidable) return { code: 409 };
         if (o.decision === 'split' && permilleOf(held(s), o.permille) >= held(s)) return { code: 400 };
         return { code: 200, status: 'resolved' };
       }
