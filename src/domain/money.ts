@@ -1,3 +1,4 @@
+import { invalid } from './errors.ts';
 /**
  * Money rules. Amounts cross the API as JSON numbers in major units and are held as bigint
  * minor units everywhere else; no float arithmetic touches an amount.
@@ -62,4 +63,11 @@ export function toMajorUnits(minor: bigint, currency: Currency): number {
   const digits = (negative ? -minor : minor).toString().padStart(exponent + 1, '0');
   const text = `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
   return (negative ? -1 : 1) * Number(text);
+}
+
+/** A request's major-unit amount in minor units of `currency`, or 400 naming the field `param`. */
+export function minorAmountParam(amount: number, currency: string, param: string): bigint {
+  const parsed = toMinorUnits(amount, currency as Currency);
+  if (!parsed.ok) throw invalid(param, `${param} ${parsed.reason}.`);
+  return parsed.minor;
 }

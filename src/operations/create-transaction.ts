@@ -55,7 +55,7 @@ export async function createTransaction(
   // BEGIN and COMMIT; with a key, the key's claim and completion share a transaction with it.
   let created: TransactionRow | undefined;
   const run = (q: Queryable) =>
-    runIdempotent(q, { owner, key, operation: OPERATION, fingerprint: fingerprint, now: now }, async () => {
+    runIdempotent(q, { owner, key, operation: OPERATION, fingerprint: fingerprint, now }, async () => {
       const id = newId('transaction', now.getTime());
       const linkId = newId('paymentLink', now.getTime());
       const fields = newTransactionRow({

@@ -119,7 +119,7 @@ export async function createDispute(
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      { owner, key, operation: 'POST /v1/disputes', fingerprint: requestFingerprint(input), now: now },
+      { owner, key, operation: 'POST /v1/disputes', fingerprint: requestFingerprint(input), now },
       async () => {
         const [row] = await lockTransactions(tx, [input.service_transaction_id]);
         if (!row || row.merchant_id !== owner.merchantId || row.livemode !== owner.livemode) {

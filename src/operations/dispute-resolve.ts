@@ -1,6 +1,6 @@
 import { requestFingerprint } from '../domain/canonical-json.ts';
 import { ApiError, invalid, notFound } from '../domain/errors.ts';
-import { type Currency, toMinorUnits } from '../domain/money.ts';
+import { minorAmountParam } from '../domain/money.ts';
 import { heldMinor } from '../domain/plan-move.ts';
 import type { Queryable } from '../store/db.ts';
 import {
@@ -33,12 +33,6 @@ export interface ResolveInput {
 /** The operator's idempotency keys live beside the merchant's, in their own namespace. */
 export const operatorKey = (key: string) => `operator:${key}`;
 
-function minorOf(amount: number, currency: string, param: string): bigint {
-  const parsed = toMinorUnits(amount, currency as Currency);
-  if (!parsed.ok) throw invalid(param, `${param} ${parsed.reason}.`);
-  return parsed.minor;
-}
-
 /**
  * A split's parts of what is held: one amount given, the other is the rest; both given must add
  * up. Each side gets more than nothing (a whole outcome is decision seller or buyer).
@@ -51,11 +45,11 @@ export function splitParts(
   const seller =
     input.amount_to_seller === undefined
       ? undefined
-      : minorOf(input.amount_to_seller, currency, 'amount_to_seller');
+      : minorAmountParam(input.amount_to_seller, currency, 'amount_to_seller');
   const buyer =
     input.amount_to_buyer === undefined
       ? undefined
-      : minorOf(input.amount_to_buyer, currency, 'amount_to_buyer');
+      : minorAmountParam(input.amount_to_buyer, currency, 'amount_to_buyer');
   if (seller === undefined && buyer === undefined) {
     throw invalid('amount_to_seller', 'A split needs amount_to_seller or amount_to_buyer (or both).');
   }

@@ -147,7 +147,7 @@ export async function redeliverEvent(
         key,
         operation: `POST /v1/events/${id}/redeliver`,
         fingerprint: requestFingerprint(input),
-        now: now,
+        now,
       },
       async () => {
         const event = await findEvent(tx, owner, id);

@@ -52,7 +52,7 @@ export async function createPaymentLink(
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      { owner, key, operation: 'POST /v1/payment_links', fingerprint: requestFingerprint(input), now: now },
+      { owner, key, operation: 'POST /v1/payment_links', fingerprint: requestFingerprint(input), now },
       async () => {
         const row = await lockOwnedTransaction(tx, owner, input.service_transaction_id);
         if (row.status !== 'pending_payment') {

@@ -33,7 +33,7 @@ export async function reversePayoutForTest(
         key,
         operation: `POST /v1/test_helpers/payouts/${id}/reverse`,
         fingerprint: requestFingerprint({}),
-        now: now,
+        now,
       },
       async () => {
         if (!(await findPayout(tx, owner, id))) throw notFound('payout', id);

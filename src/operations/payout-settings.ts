@@ -84,7 +84,7 @@ export async function updatePayoutSettings(
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      { owner, key, operation: 'POST /v1/payout_settings', fingerprint: requestFingerprint(body), now: now },
+      { owner, key, operation: 'POST /v1/payout_settings', fingerprint: requestFingerprint(body), now },
       async () => {
         saved = await savePayoutSettings(tx, row);
         await scheduleAfterSave(tx, saved, now);

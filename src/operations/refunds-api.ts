@@ -1,6 +1,6 @@
 import { requestFingerprint } from '../domain/canonical-json.ts';
-import { ApiError, invalid, notFound } from '../domain/errors.ts';
-import { type Currency, toMinorUnits } from '../domain/money.ts';
+import { ApiError, notFound } from '../domain/errors.ts';
+import { minorAmountParam } from '../domain/money.ts';
 import { findMove } from '../domain/state-machine.ts';
 import type { CreateRefundInput, ListRefundsFilter } from '../schemas/refunds.ts';
 import type { Queryable } from '../store/db.ts';
@@ -85,15 +85,11 @@ export async function createRefund(
   const outcome = await ctx.db.transaction((tx) =>
     runIdempotent(
       tx,
-      { owner, key, operation: 'POST /v1/refunds', fingerprint: requestFingerprint(input), now: now },
+      { owner, key, operation: 'POST /v1/refunds', fingerprint: requestFingerprint(input), now },
       async () => {
         const row = await lockRefundable(tx, owner, input.service_transaction_id);
-        let amountMinor: bigint | undefined;
-        if (input.amount !== undefined) {
-          const parsed = toMinorUnits(input.amount, row.currency as Currency);
-          if (!parsed.ok) throw invalid('amount', `amount ${parsed.reason}.`);
-          amountMinor = parsed.minor;
-        }
+        const amountMinor =
+          input.amount === undefined ? undefined : minorAmountParam(input.amount, row.currency, 'amount');
         if (!findMove('refund', row.status, row.settlement_status)) throw noRefundConflict(row);
         const options = { amountMinor, balanceRefundAllowed: await balanceRefundAllowed(tx, row, now) };
         const start = { action: 'refund', options, origin: 'api', reason: input.reason ?? null } as const;

@@ -1,6 +1,6 @@
 import { requestFingerprint } from '../domain/canonical-json.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
-import { type Currency, toMinorUnits } from '../domain/money.ts';
+import { minorAmountParam } from '../domain/money.ts';
 import type { TransactionView } from '../schemas/transaction.ts';
 import type { Queryable } from '../store/db.ts';
 import { attemptInFlight } from '../store/payment-attempts.ts';
@@ -62,17 +62,12 @@ export async function transitionTransaction(
         key,
         operation: `POST /v1/transactions/${id}/${verb}`,
         fingerprint: requestFingerprint(input),
-        now: now,
+        now,
       },
       async () => {
         const row = await lockOwnedTransaction(tx, owner, id);
-        let amountMinor: bigint | undefined;
-        if (input.amount !== undefined) {
-          const parsed = toMinorUnits(input.amount, row.currency as Currency);
-          if (!parsed.ok)
-            throw new ApiError('invalid_request', `amount ${parsed.reason}.`, { param: 'amount' });
-          amountMinor = parsed.minor;
-        }
+        const amountMinor =
+          input.amount === undefined ? undefined : minorAmountParam(input.amount, row.currency, 'amount');
         if (verb === 'cancel' && row.status === 'pending_payment' && (await attemptInFlight(tx, id))) {
           throw new ApiError(
             'conflict',

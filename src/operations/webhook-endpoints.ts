@@ -82,7 +82,7 @@ export async function createWebhookEndpoint(
         key,
         operation: 'POST /v1/webhook_endpoints',
         fingerprint: requestFingerprint(input),
-        now: now,
+        now,
       },
       async () => {
         if ((await countEndpoints(tx, owner)) >= MAX_ENDPOINTS) {
@@ -160,7 +160,7 @@ export async function updateWebhookEndpoint(
         key,
         operation: `POST /v1/webhook_endpoints/${id}`,
         fingerprint: requestFingerprint(input),
-        now: now,
+        now,
       },
       async () => {
         await lockedEndpoint(tx, merchant, id);

@@ -74,7 +74,7 @@ export async function rotateWebhookSecret(
         key,
         operation: 'POST /v1/webhook_secret/rotate',
         fingerprint: requestFingerprint(input),
-        now: now,
+        now,
       },
       async () => {
         await replaceSecret(tx, owner, sealSecret(ctx, newSigningSecret()), now);
